@@ -1,0 +1,304 @@
+"""One config tree for every kit command: dataclasses loaded from YAML recipes plus dotted overrides.
+
+A recipe is a YAML file (or the name of one in `kit/recipes/`) with the sections below. The `grpo` and
+`sft.args` sections pass straight through to TRL's `GRPOConfig` / `SFTConfig` under TRL's own names;
+everything else is the kit's. Unknown keys are errors that name the key, its section and the closest
+valid names.
+
+    cfg = load_config("cpu_demo", ["grpo.max_steps=2", "generation.mode=server"])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+RECIPES_DIR = Path(__file__).parent / "recipes"
+DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+class ConfigError(ValueError):
+    """A recipe or override that cannot be used; the message says what to change."""
+
+
+@dataclass
+class ModelConfig:
+    """Which policy to train and how to render its prompts."""
+
+    name_or_path: str = DEMO_MODEL
+    # "kit": the kit's tool-calling ChatML template; "model": the tokenizer's own; or a path to a .jinja file.
+    chat_template: str = "kit"
+    # "auto" = bfloat16 on GPU, float32 on CPU; or any torch dtype name.
+    dtype: str = "auto"
+
+
+@dataclass
+class EnvConfig:
+    """The task environment and its data."""
+
+    name: str = "workplace"
+    train_file: str = "data/workplace/train.jsonl"
+    eval_file: str = "data/workplace/validation.jsonl"
+    tiers: list[str] = field(default_factory=lambda: ["easy", "medium", "hard"])
+    categories: list[str] | None = None
+    max_train_rows: int | None = None
+    max_eval_rows: int | None = 64
+    # "all": every tool of the environment in the prompt; "task": only the toolkits the task needs.
+    tools_in_prompt: str = "all"
+    compact_tools: bool = False
+    # Optional shaping rewards, each logged under its own name (outcome reward is always on).
+    shaping_rewards: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RolloutConfig:
+    """The multi-turn loop: generate, parse tool calls, execute, feed results back."""
+
+    max_turns: int = 4
+    tool_parser: str = "kit"
+    tool_parser_plugin: str | None = None
+    # Tool results longer than this are cut (with a note) so one observation cannot eat the context.
+    max_tool_output_chars: int = 800
+
+
+@dataclass
+class GenerationConfig:
+    """Where rollout tokens come from."""
+
+    # "transformers": the trainer's own model.generate; "server": a vLLM server (kit serve);
+    # "colocate": vLLM inside the trainer process (one GPU).
+    mode: str = "transformers"
+    server_url: str = "http://127.0.0.1:8000"
+    api_key: str | None = None
+    # "auto": NCCL weight transfer on GPU, safetensors + reload_weights on CPU.
+    weight_sync: str = "auto"
+    server_timeout: float = 240.0
+    request_timeout: float = 300.0
+
+
+@dataclass
+class ServeConfig:
+    """How `kit serve` starts the vLLM OpenAI-compatible server."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_model_len: int = 4096
+    enforce_eager: bool = False
+    gpu_memory_utilization: float = 0.9
+    tensor_parallel_size: int = 1
+    data_parallel_size: int = 1
+    # vLLM-CPU only: KV cache size in GiB.
+    cpu_kvcache_gib: int = 2
+    extra_args: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SFTWarmupConfig:
+    """Optional supervised warm-up on demonstrations generated from the tasks' ground truth."""
+
+    enabled: bool = False
+    num_examples: int = 72
+    tiers: list[str] = field(default_factory=lambda: ["easy"])
+    # Passed to TRL's SFTConfig under TRL's names.
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunConfig:
+    """Where the run folder goes and what is measured around training."""
+
+    output_dir: str = "runs/default"
+    seed: int = 0
+    # Validation tasks evaluated before and after training (0 to skip).
+    eval_tasks: int = 0
+
+
+@dataclass
+class KitConfig:
+    """The whole tree. `grpo` holds TRL GRPOConfig fields by their TRL names."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    generation: GenerationConfig = field(default_factory=GenerationConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    sft: SFTWarmupConfig = field(default_factory=SFTWarmupConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+    grpo: dict[str, Any] = field(default_factory=dict)
+    recipe: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_CHOICES = {
+    ("generation", "mode"): ("transformers", "server", "colocate"),
+    ("generation", "weight_sync"): ("auto", "nccl", "reload"),
+    ("env", "tools_in_prompt"): ("all", "task"),
+}
+# GRPOConfig fields the kit sets itself from its own sections; naming them in `grpo` is an error.
+_KIT_OWNED_GRPO = {
+    "use_vllm": "generation.mode",
+    "vllm_mode": "generation.mode",
+    "vllm_server_base_url": "generation.server_url",
+    "vllm_server_host": "generation.server_url",
+    "vllm_server_port": "generation.server_url",
+    "output_dir": "run.output_dir",
+    "seed": "run.seed",
+}
+
+
+@functools.cache
+def _trl_fields(class_name: str) -> frozenset[str]:
+    import trl
+
+    return frozenset(f.name for f in dataclasses.fields(getattr(trl, class_name)))
+
+
+def _close(name: str, valid: list[str] | frozenset[str]) -> str:
+    matches = difflib.get_close_matches(name, sorted(valid), n=3, cutoff=0.6)
+    return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
+
+
+def _unknown(key: str, section: str, valid: list[str] | frozenset[str]) -> ConfigError:
+    where = f"section '{section}'" if section else "the top level"
+    listing = "" if len(valid) > 40 else f" Valid keys: {', '.join(sorted(valid))}."
+    return ConfigError(f"Unknown key '{key}' in {where}.{_close(key, valid)}{listing}")
+
+
+def resolve_recipe_path(recipe: str | Path) -> Path:
+    """A recipe is a YAML path, or the name of a recipe shipped in kit/recipes/ (with or without .yaml)."""
+    path = Path(recipe)
+    if path.is_file():
+        return path
+    shipped = RECIPES_DIR / (path.name if path.suffix in (".yaml", ".yml") else f"{path.name}.yaml")
+    if shipped.is_file():
+        return shipped
+    names = sorted(p.stem for p in RECIPES_DIR.glob("*.yaml"))
+    raise ConfigError(f"Recipe '{recipe}' not found: not a file, and not one of the shipped recipes {names}.")
+
+
+def _read_recipe(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Read a recipe, merging the recipe it names as `base:` underneath it."""
+    if path.resolve() in seen:
+        raise ConfigError(f"Recipe '{path}' inherits from itself through 'base:'.")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"Recipe '{path}' is not valid YAML: {err}") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"Recipe '{path}' must be a mapping of sections, got {type(data).__name__}.")
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    base_path = resolve_recipe_path(path.parent / base if (path.parent / base).is_file() else base)
+    return _deep_merge(_read_recipe(base_path, (*seen, path.resolve())), data)
+
+
+def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "args":
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _apply_override(data: dict[str, Any], override: str) -> None:
+    if "=" not in override:
+        raise ConfigError(f"Override '{override}' must look like section.key=value (e.g. grpo.max_steps=2).")
+    dotted, raw = override.split("=", 1)
+    parts = dotted.strip().split(".")
+    if len(parts) < 2 or not all(parts):
+        raise ConfigError(f"Override key '{dotted}' must name a section and a key, e.g. grpo.learning_rate.")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError:
+        value = raw
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"Override '{override}': '{part}' is a value, not a section.")
+    node[parts[-1]] = value
+
+
+def _build_section(cls: type, section: str, values: Any) -> Any:
+    if values is None:
+        return cls()
+    if not isinstance(values, dict):
+        raise ConfigError(f"Section '{section}' must be a mapping, got {values!r}.")
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key in values:
+        if key not in names:
+            raise _unknown(key, section, names)
+    for key, value in values.items():
+        choices = _CHOICES.get((section, key))
+        if choices and value not in choices:
+            raise ConfigError(f"{section}.{key} is {value!r}; valid values: {', '.join(choices)}.")
+    return cls(**values)
+
+
+def _check_trl_keys(section: str, values: dict[str, Any], trl_class: str) -> None:
+    if not isinstance(values, dict):
+        raise ConfigError(f"Section '{section}' must be a mapping of {trl_class} fields, got {values!r}.")
+    valid = _trl_fields(trl_class)
+    for key in values:
+        if section == "grpo" and key in _KIT_OWNED_GRPO:
+            raise ConfigError(f"'grpo.{key}' is set by the kit from '{_KIT_OWNED_GRPO[key]}'; set that instead.")
+        if key not in valid:
+            raise ConfigError(
+                f"Unknown key '{key}' in section '{section}': not a field of TRL's {trl_class}."
+                f"{_close(key, valid)}"
+            )
+
+
+_SECTIONS = {
+    "model": ModelConfig,
+    "env": EnvConfig,
+    "rollout": RolloutConfig,
+    "generation": GenerationConfig,
+    "serve": ServeConfig,
+    "sft": SFTWarmupConfig,
+    "run": RunConfig,
+}
+
+
+def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConfig:
+    """Validate a nested dict (a recipe after overrides) and build the config tree."""
+    valid_top = [*_SECTIONS, "grpo"]
+    for key in data:
+        if key not in valid_top:
+            raise _unknown(key, "", valid_top)
+    sections = {name: _build_section(cls, name, data.get(name)) for name, cls in _SECTIONS.items()}
+    grpo = data.get("grpo") or {}
+    _check_trl_keys("grpo", grpo, "GRPOConfig")
+    _check_trl_keys("sft.args", sections["sft"].args, "SFTConfig")
+    return KitConfig(**sections, grpo=dict(grpo), recipe=recipe)
+
+
+def load_config(recipe: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> KitConfig:
+    """Load a recipe (path or shipped name; None = defaults) and apply dotted `key=value` overrides."""
+    data: dict[str, Any] = {}
+    recipe_name = None
+    if recipe is not None:
+        path = resolve_recipe_path(recipe)
+        data = _read_recipe(path)
+        recipe_name = str(path)
+    for override in overrides:
+        _apply_override(data, override)
+    return config_from_dict(data, recipe=recipe_name)
+
+
+def save_config(cfg: KitConfig, path: Path) -> None:
+    """Write the resolved config as YAML (the run folder's config.yaml; loadable as a recipe)."""
+    data = cfg.to_dict()
+    data.pop("recipe")
+    path.write_text(f"# resolved from {cfg.recipe or 'defaults'}\n" + yaml.safe_dump(data, sort_keys=False))

