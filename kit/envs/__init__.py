@@ -1,0 +1,1 @@
+"""Environments the kit can train on; each lives in its own subpackage (``kit.envs.workplace``)."""

@@ -1,0 +1,33 @@
+"""The workplace-assistant environment: a NeMo-Gym-compatible sandbox of five workplace databases and 27
+tools, its outcome reward and shaping signals, and a seeded task generator.
+
+Modules: ``state`` (tables), ``generate_state`` (the kit's seeded data), ``schemas`` (tool schemas),
+``tools`` (tool logic), ``sandbox`` (checked tool calls), ``reward``, ``templates`` and ``tasks`` (task
+generation, rows, prompts), ``cli`` (``kit env`` subcommands).
+"""
+
+from kit.envs.workplace.reward import (
+    SHAPING_REWARDS,
+    argument_match,
+    outcome_reward,
+    tool_names_match,
+    valid_call_format,
+)
+from kit.envs.workplace.sandbox import WorkplaceSandbox
+from kit.envs.workplace.schemas import TOOL_NAMES, chat_schemas, flat_schemas
+from kit.envs.workplace.tasks import build_messages, load_rows, write_splits
+
+__all__ = [
+    "SHAPING_REWARDS",
+    "TOOL_NAMES",
+    "WorkplaceSandbox",
+    "argument_match",
+    "build_messages",
+    "chat_schemas",
+    "flat_schemas",
+    "load_rows",
+    "outcome_reward",
+    "tool_names_match",
+    "valid_call_format",
+    "write_splits",
+]

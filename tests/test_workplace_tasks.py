@@ -1,0 +1,153 @@
+"""The task generator, the committed data files and the prompt builder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kit.envs.workplace.sandbox import WorkplaceSandbox
+from kit.envs.workplace.schemas import STATE_CHANGING, TOOLKITS, flat_schemas, toolkit_of
+from kit.envs.workplace.tasks import (
+    CATEGORY_PREFIX,
+    ENVIRONMENT_NAME,
+    build_messages,
+    cells,
+    make_splits,
+    quotas,
+    read_jsonl,
+    row_toolkits,
+    write_splits,
+)
+from kit.envs.workplace.templates import CATEGORIES, TIERS
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "workplace"
+SPLITS = ("train", "validation")
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, list[dict]]:
+    return {name: read_jsonl(DATA / f"{name}.jsonl") for name in SPLITS}
+
+
+def _request(row: dict) -> str:
+    return row["responses_create_params"]["input"][1]["content"]
+
+
+def test_committed_data_is_what_the_generator_writes(tmp_path: Path) -> None:
+    first, second = write_splits(tmp_path / "a", seed=0), write_splits(tmp_path / "b", seed=0)
+    for name in SPLITS:
+        assert first[name].read_bytes() == second[name].read_bytes()
+        assert first[name].read_bytes() == (DATA / f"{name}.jsonl").read_bytes(), (
+            f"data/workplace/{name}.jsonl is stale: regenerate it with write_splits('data/workplace', 0)"
+        )
+    total = sum((DATA / f"{name}.jsonl").stat().st_size for name in SPLITS)
+    assert total < 40_000_000
+
+
+def test_other_seeds_give_other_tasks() -> None:
+    requests = {_request(row) for row in make_splits(seed=1, train=60, validation=20)["train"]}
+    assert requests != {_request(row) for row in make_splits(seed=2, train=60, validation=20)["train"]}
+
+
+def test_sizes_and_every_category_and_tier_in_both_splits(rows: dict[str, list[dict]]) -> None:
+    assert len(rows["train"]) >= 1000 and len(rows["validation"]) >= 300
+    expected = {(CATEGORY_PREFIX + category, tier) for category, tier in cells()}
+    assert {(c, t) for c in CATEGORIES for t in TIERS} - {(c, t) for c, t in cells()} == {
+        ("multi_domain", "easy")
+    }
+    for name in SPLITS:
+        assert {(row["category"], row["tier"]) for row in rows[name]} == expected
+        assert [row["id"] for row in rows[name]] == list(range(len(rows[name])))
+    tiers = [row["tier"] for row in rows["train"]]
+    assert tiers.count("easy") == 500  # the easy tier dominates
+
+
+def test_no_request_is_shared_or_repeated(rows: dict[str, list[dict]]) -> None:
+    train = [_request(row) for row in rows["train"]]
+    validation = [_request(row) for row in rows["validation"]]
+    assert len(set(train)) == len(train) and len(set(validation)) == len(validation)
+    assert not set(train) & set(validation)
+
+
+def test_rows_follow_the_nemo_gym_format(rows: dict[str, list[dict]]) -> None:
+    tools = flat_schemas()
+    for row in rows["validation"]:
+        params = row["responses_create_params"]
+        assert [m["role"] for m in params["input"]] == ["system", "user"]
+        assert params["tools"] == tools
+        assert row["environment_name"] == ENVIRONMENT_NAME
+        for call in row["ground_truth"]:
+            assert set(call) == {"name", "arguments"} and isinstance(json.loads(call["arguments"]), dict)
+        needed = {toolkit_of(call["name"]) for call in row["ground_truth"]}
+        assert needed <= set(row["toolkits"]) <= set(TOOLKITS)
+        category = row["category"].removeprefix(CATEGORY_PREFIX)
+        assert category == "multi_domain" or category in row["toolkits"]
+
+
+def test_every_ground_truth_replays_cleanly_and_changes_state(rows: dict[str, list[dict]]) -> None:
+    base = WorkplaceSandbox()
+    for row in rows["train"] + rows["validation"]:
+        sandbox = base.copy()
+        for call in row["ground_truth"]:
+            observation = sandbox.call(call["name"], call["arguments"])
+            assert not observation.startswith("Error:"), (_request(row), call, observation)
+        if any(call["name"] in STATE_CHANGING for call in row["ground_truth"]):
+            assert not sandbox.same_state(base), _request(row)
+
+
+def test_easy_tasks_are_one_explicit_state_changing_call(rows: dict[str, list[dict]]) -> None:
+    for row in (r for name in SPLITS for r in rows[name] if r["tier"] == "easy"):
+        (call,) = row["ground_truth"]
+        assert call["name"] in STATE_CHANGING
+        for key, value in json.loads(call["arguments"]).items():
+            if key != "field":  # the field is named in words ("Rename", "due date")
+                assert value in _request(row), (key, value, _request(row))
+
+
+def test_harder_tiers_look_things_up_or_act_more_than_once(rows: dict[str, list[dict]]) -> None:
+    for row in (r for r in rows["train"] if r["tier"] == "hard"):
+        names = [call["name"] for call in row["ground_truth"]]
+        assert len(names) >= 2 or row["category"].endswith("analytics"), _request(row)
+    lookups = [
+        r
+        for r in rows["train"]
+        if r["tier"] == "medium" and any(c["name"] not in STATE_CHANGING for c in r["ground_truth"])
+    ]
+    assert len(lookups) >= 0.8 * sum(r["tier"] == "medium" for r in rows["train"])
+
+
+def test_quotas_add_up() -> None:
+    for total in (17, 300, 1000, 1234):
+        assert sum(quotas(total).values()) == total
+
+
+def test_build_messages_scopes_and_compacts_tools(rows: dict[str, list[dict]]) -> None:
+    row = next(r for r in rows["train"] if r["category"].endswith("_email") and r["tier"] == "medium")
+    messages, tools = build_messages(row, "task", compact=True)
+    assert messages == row["responses_create_params"]["input"]
+    names = [tool["function"]["name"] for tool in tools]
+    assert {toolkit_of(name) for name in names} == set(row["toolkits"]) == {"company_directory", "email"}
+    assert all(
+        tool["type"] == "function" and set(tool["function"]) == {"name", "description", "parameters"}
+        for tool in tools
+    )
+    _, everything = build_messages(row, "all", compact=False)
+    assert len(everything) == 27
+    _, full = build_messages(row, "task", compact=False)
+    assert len(json.dumps(tools)) < 0.75 * len(json.dumps(full))
+    assert [tool["function"]["parameters"]["required"] for tool in tools] == [
+        tool["function"]["parameters"]["required"] for tool in full
+    ]
+    with pytest.raises(ValueError, match="tools_scope"):
+        build_messages(row, "some")
+
+
+def test_rows_without_toolkits_get_them_from_category_and_ground_truth() -> None:
+    row = {
+        "category": "workplace_assistant_customer_relationship_manager",
+        "ground_truth": [{"name": "email_send_email", "arguments": "{}"}],
+    }
+    assert row_toolkits(row) == ["company_directory", "email", "customer_relationship_manager"]
+    assert row_toolkits({"category": "workplace_assistant_multi_domain"}) == ["company_directory"]
