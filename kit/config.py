@@ -252,7 +252,9 @@ def _check_trl_keys(section: str, values: dict[str, Any], trl_class: str) -> Non
     valid = _trl_fields(trl_class)
     for key in values:
         if section == "grpo" and key in _KIT_OWNED_GRPO:
-            raise ConfigError(f"'grpo.{key}' is set by the kit from '{_KIT_OWNED_GRPO[key]}'; set that instead.")
+            raise ConfigError(
+                f"'grpo.{key}' is set by the kit from '{_KIT_OWNED_GRPO[key]}'; set that instead."
+            )
         if key not in valid:
             raise ConfigError(
                 f"Unknown key '{key}' in section '{section}': not a field of TRL's {trl_class}."

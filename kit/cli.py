@@ -1,0 +1,138 @@
+"""The `kit` command line: train, eval, serve, env, tools, sky.
+
+Each subcommand imports its (heavy) modules only when it runs, so `kit --help` is instant.
+Exit codes: 0 ok, 1 the job failed, 2 bad input (config, arguments, files) with a message saying what to fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from kit.config import ConfigError
+
+
+def _add_config_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument(
+        "--config", required=required, help="recipe: a YAML path or a shipped name (cpu_demo, ...)"
+    )
+    parser.add_argument(
+        "overrides", nargs="*", help="dotted overrides, e.g. grpo.max_steps=2 generation.mode=server"
+    )
+
+
+def _train(args: argparse.Namespace) -> int:
+    from kit.config import load_config
+    from kit.train import train
+
+    cfg = load_config(args.config, args.overrides)
+    if args.dry_run:
+        from kit.plan import print_plan
+
+        return print_plan(cfg)
+    train(cfg)
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from kit.config import load_config
+    from kit.evaluate import evaluate_cli
+
+    cfg = load_config(args.config, args.overrides)
+    return evaluate_cli(cfg, args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from kit.config import load_config
+    from kit.serve import serve_cli
+
+    cfg = load_config(args.config, args.overrides)
+    return serve_cli(cfg, args)
+
+
+def _register_group(sub, name: str, help_text: str, module: str) -> None:
+    """A subcommand group whose own subcommands come from `module.register(subparsers)`."""
+    group = sub.add_parser(name, help=help_text, description=help_text)
+    group_sub = group.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
+    group_sub.required = True
+    __import__(module, fromlist=["register"]).register(group_sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kit",
+        description="gym-grpo-kit: GRPO training of LLM tool-use agents on TRL, with vLLM server mode.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    train = sub.add_parser("train", help="train a policy with GRPO from a recipe, writing a run folder")
+    _add_config_args(train)
+    train.add_argument(
+        "--dry-run", action="store_true", help="resolve and check the config, print the plan, exit"
+    )
+    train.set_defaults(func=_train)
+
+    evaluate = sub.add_parser(
+        "eval", help="success rate of a model (or a served endpoint) on tasks, per category"
+    )
+    _add_config_args(evaluate, required=False)
+    evaluate.add_argument("--model", help="model path or hub id (default: the recipe's model)")
+    evaluate.add_argument(
+        "--server", help="evaluate through a served OpenAI endpoint at this base URL instead"
+    )
+    evaluate.add_argument("--api-key", help="API key for --server")
+    evaluate.add_argument("--tasks", help="NeMo-Gym rows (jsonl; default: the recipe's env.eval_file)")
+    evaluate.add_argument("--limit", type=int, help="evaluate at most N tasks")
+    evaluate.add_argument("--out", help="write the JSON report here (default: print only)")
+    evaluate.set_defaults(func=_eval)
+
+    serve = sub.add_parser(
+        "serve", help="serve the policy with vLLM (OpenAI API, tool parser, weight-update endpoints)"
+    )
+    _add_config_args(serve)
+    serve.add_argument("--model", help="model path or hub id (default: the recipe's model)")
+    serve.add_argument("--host", help="bind address (default: serve.host, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: serve.port)")
+    serve.add_argument("--api-key", help="require this API key on the OpenAI endpoints")
+    serve.add_argument("--log-file", help="write the server log here (default: RUN_DIR/server.log)")
+    serve.set_defaults(func=_serve)
+
+    _register_group(
+        sub,
+        "env",
+        "the workplace-assistant environment: generate tasks, verify rows, show a task",
+        "kit.envs.workplace.cli",
+    )
+    _register_group(
+        sub,
+        "tools",
+        "tool-call parsers: parse text with a built-in or plugin parser, list parsers",
+        "kit.tool_parsers.cli",
+    )
+    _register_group(
+        sub, "sky", "SkyPilot: validate task YAMLs, print launch commands, run a node's role", "kit.sky.cli"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s"
+    )
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as err:
+        print(f"kit {args.command}: config error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"kit {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

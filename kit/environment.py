@@ -1,0 +1,91 @@
+"""The bridge between an environment package and the rollout: tasks, fresh sandboxes, rewards.
+
+The trainer, the evaluator and the notebooks see an environment only through `TaskEnvironment`;
+`make_environment(cfg.env)` picks the implementation named by `env.name`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from kit.config import ConfigError, EnvConfig
+from kit.rollout import Episode, Sandbox, Task
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class TaskEnvironment(Protocol):
+    """What the kit needs from an environment."""
+
+    shaping: dict[str, Callable[[Task, Episode], float]]
+
+    def load_tasks(self, source: str, limit: int | None = None) -> list[Task]: ...
+
+    def new_sandbox(self, task: Task) -> Sandbox: ...
+
+    def outcome(self, task: Task, tool_calls: list[dict[str, Any]]) -> float: ...
+
+
+def resolve_data_path(source: str) -> str:
+    """A data path as given, else relative to the project root (notebooks run from notebooks/)."""
+    if Path(source).exists() or Path(source).is_absolute():
+        return source
+    in_project = PROJECT_ROOT / source
+    return str(in_project) if in_project.exists() else source
+
+
+class WorkplaceEnvironment:
+    """The workplace assistant: five databases, 27 tools, state-diff outcome reward."""
+
+    def __init__(self, cfg: EnvConfig) -> None:
+        from kit.envs.workplace.reward import SHAPING_REWARDS
+        from kit.envs.workplace.sandbox import WorkplaceSandbox
+
+        self.cfg = cfg
+        self.base = WorkplaceSandbox()
+        self.shaping = {
+            name: (lambda task, episode, fn=fn: fn(episode.tool_calls, task.ground_truth))
+            for name, fn in SHAPING_REWARDS.items()
+        }
+
+    def load_tasks(self, source: str, limit: int | None = None) -> list[Task]:
+        """NeMo-Gym rows (a local jsonl or a hub dataset id) filtered by the config's tiers and categories."""
+        from kit.envs.workplace.tasks import build_messages, load_rows
+
+        tasks = []
+        for row in load_rows(resolve_data_path(source)):
+            tier, category = row.get("tier"), row.get("category")
+            if tier is not None and self.cfg.tiers and tier not in self.cfg.tiers:
+                continue
+            if self.cfg.categories and category not in self.cfg.categories:
+                continue
+            messages, tools = build_messages(row, self.cfg.tools_in_prompt, self.cfg.compact_tools)
+            info = {"id": row.get("id"), "category": category, "tier": tier}
+            tasks.append(
+                Task(messages=messages, tools=tools, ground_truth=row.get("ground_truth", []), info=info)
+            )
+            if limit is not None and len(tasks) >= limit:
+                break
+        if not tasks:
+            raise ConfigError(
+                f"No task in '{source}' matches env.tiers={self.cfg.tiers} and "
+                f"env.categories={self.cfg.categories}."
+            )
+        return tasks
+
+    def new_sandbox(self, task: Task) -> Sandbox:
+        return self.base.copy()
+
+    def outcome(self, task: Task, tool_calls: list[dict[str, Any]]) -> float:
+        from kit.envs.workplace.reward import outcome_reward
+
+        return outcome_reward(tool_calls, task.ground_truth, base=self.base)
+
+
+def make_environment(cfg: EnvConfig) -> TaskEnvironment:
+    """The environment named by `env.name`."""
+    if cfg.name == "workplace":
+        return WorkplaceEnvironment(cfg)
+    raise ConfigError(f"env.name '{cfg.name}' is not a known environment; valid: workplace.")

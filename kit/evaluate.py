@@ -1,0 +1,138 @@
+"""Success rate on tasks, per category and tier: with a local model, or through a served endpoint.
+
+Local evaluation runs the same rollout as training (greedy). Served evaluation talks to
+`/v1/chat/completions` with `tools=` through the official `openai` client, so the server's tool
+parser (the same plugin file the trainer uses) turns the model's text into `tool_calls`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from kit.config import KitConfig
+from kit.environment import TaskEnvironment, make_environment
+from kit.generation.base import Generator, Sampling
+from kit.rollout import Episode, RolloutSettings, Task, ToolMessageEncoder, run_episodes
+from kit.tool_parsers import load_parser
+
+log = logging.getLogger(__name__)
+
+
+def summarize(tasks: list[Task], rewards: list[float]) -> dict[str, Any]:
+    """Success rate overall, per category and per tier."""
+    groups: dict[str, dict[str, list[float]]] = {"category": defaultdict(list), "tier": defaultdict(list)}
+    for task, reward in zip(tasks, rewards, strict=True):
+        for key in groups:
+            groups[key][str(task.info.get(key, "unknown"))].append(reward)
+
+    def rate(values: list[float]) -> dict[str, Any]:
+        return {
+            "n": len(values),
+            "success_rate": round(sum(v >= 1.0 for v in values) / max(len(values), 1), 4),
+        }
+
+    return {
+        **rate(rewards),
+        "by_category": {k: rate(v) for k, v in sorted(groups["category"].items())},
+        "by_tier": {k: rate(v) for k, v in sorted(groups["tier"].items())},
+    }
+
+
+def evaluate_with_generator(
+    cfg: KitConfig, generator: Generator, tokenizer, env: TaskEnvironment, tasks: list[Task], max_tokens: int
+) -> tuple[dict[str, Any], list[Episode]]:
+    """Greedy rollouts of `tasks`; returns the summary and the episodes."""
+    parser = load_parser(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer)
+    settings = RolloutSettings(cfg.rollout.max_turns, max_tokens, cfg.rollout.max_tool_output_chars)
+    episodes = run_episodes(
+        tasks,
+        generator,
+        Sampling(temperature=0.0),
+        parser,
+        ToolMessageEncoder(tokenizer),
+        env.new_sandbox,
+        settings,
+    )
+    rewards = [env.outcome(t, e.tool_calls) for t, e in zip(tasks, episodes, strict=True)]
+    return summarize(tasks, rewards), episodes
+
+
+def _served_episode(
+    client, model: str, env: TaskEnvironment, task: Task, cfg: KitConfig, max_tokens: int
+) -> float:
+    sandbox = env.new_sandbox(task)
+    messages: list[dict[str, Any]] = list(task.messages)
+    calls: list[dict[str, Any]] = []
+    for _ in range(cfg.rollout.max_turns):
+        reply = (
+            client.chat.completions.create(
+                model=model, messages=messages, tools=task.tools, temperature=0.0, max_tokens=max_tokens
+            )
+            .choices[0]
+            .message
+        )
+        if not reply.tool_calls:
+            break
+        messages.append(reply.model_dump(exclude_none=True))
+        for tool_call in reply.tool_calls:
+            observation = sandbox.call(tool_call.function.name, tool_call.function.arguments)
+            try:
+                arguments = json.loads(tool_call.function.arguments)
+            except json.JSONDecodeError:
+                arguments = tool_call.function.arguments
+            calls.append({"name": tool_call.function.name, "arguments": arguments})
+            messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": observation})
+    return env.outcome(task, calls)
+
+
+def evaluate_served(
+    cfg: KitConfig,
+    base_url: str,
+    api_key: str | None,
+    env: TaskEnvironment,
+    tasks: list[Task],
+    max_tokens: int,
+) -> dict[str, Any]:
+    """Evaluate through a served OpenAI-compatible endpoint (tool parsing happens server-side)."""
+    from openai import OpenAI
+
+    client = OpenAI(
+        base_url=base_url.rstrip("/") + "/v1", api_key=api_key or "EMPTY", timeout=300, max_retries=1
+    )
+    model = client.models.list().data[0].id
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        rewards = list(pool.map(lambda t: _served_episode(client, model, env, t, cfg, max_tokens), tasks))
+    return summarize(tasks, rewards)
+
+
+def evaluate_cli(cfg: KitConfig, args) -> int:
+    """`kit eval`: print (and optionally write) the JSON report."""
+    env = make_environment(cfg.env)
+    tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.env.max_eval_rows)
+    max_tokens = int(cfg.grpo.get("max_completion_length", 256))
+    if args.server:
+        report = evaluate_served(
+            cfg, args.server, args.api_key or cfg.generation.api_key, env, tasks, max_tokens
+        )
+        report["endpoint"] = args.server
+    else:
+        from kit.generation.transformers_gen import TransformersGenerator
+        from kit.models import load_policy, load_tokenizer, resolve_model
+
+        model_dir = resolve_model(args.model or cfg.model.name_or_path)
+        tokenizer = load_tokenizer(cfg.model, model_dir)
+        model = load_policy(cfg.model, model_dir).eval()
+        generator = TransformersGenerator.for_model(model, tokenizer)
+        report, _ = evaluate_with_generator(cfg, generator, tokenizer, env, tasks, max_tokens)
+        report["model"] = model_dir
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n")
+    return 0

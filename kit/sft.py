@@ -1,0 +1,102 @@
+"""SFT warm-up on demonstrations generated from the tasks' ground truth (TRL's SFTTrainer).
+
+A small model may never emit a well-formed tool call on its own, and GRPO learns nothing from a
+group whose rewards are all zero. A few SFT steps on demonstrations — the ground-truth calls
+executed in a real sandbox, one call per assistant turn, with the real tool results in between —
+teach the call format; GRPO then improves which calls are made.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kit.config import KitConfig
+from kit.environment import TaskEnvironment
+from kit.models import mixed_precision_args
+from kit.rollout import Task
+from kit.runlog import RunFolder
+
+log = logging.getLogger(__name__)
+
+FINAL_ANSWER = "Done."
+NO_ACTION_ANSWER = "There is nothing to change for this request."
+
+
+def kit_call_format(name: str, arguments: dict[str, Any]) -> str:
+    """A tool call as the kit's chat template writes it (the `kit` parser's format)."""
+    call = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return f"<tool_call>\n{call}\n</tool_call>"
+
+
+def demonstration(
+    task: Task, env: TaskEnvironment, call_format: Callable[[str, dict[str, Any]], str] = kit_call_format
+) -> list[dict[str, Any]]:
+    """The task's conversation with its ground-truth calls made one per turn, results from a fresh sandbox."""
+    sandbox = env.new_sandbox(task)
+    messages = list(task.messages)
+    for call in task.ground_truth:
+        arguments = call["arguments"]
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        messages.append({"role": "assistant", "content": call_format(call["name"], arguments)})
+        messages.append({"role": "tool", "content": sandbox.call(call["name"], arguments)})
+    messages.append({"role": "assistant", "content": FINAL_ANSWER if task.ground_truth else NO_ACTION_ANSWER})
+    return messages
+
+
+def tokenize_demonstration(
+    tokenizer, messages: list[dict[str, Any]], tools: list[dict]
+) -> dict[str, list[int]]:
+    """Token ids plus `assistant_masks` (loss on what the assistant wrote) when the template marks it.
+
+    Tokenized here rather than by SFTTrainer because tool schemas differ in shape from task to task and
+    would not survive a round trip through an Arrow column.
+    """
+    encoded = tokenizer.apply_chat_template(
+        messages, tools=tools or None, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
+    row = {"input_ids": list(encoded["input_ids"])}
+    if 1 in encoded.get("assistant_masks", []):
+        row["assistant_masks"] = list(encoded["assistant_masks"])
+    return row
+
+
+def sft_warmup(
+    cfg: KitConfig,
+    model,
+    tokenizer,
+    env: TaskEnvironment,
+    tasks: list[Task],
+    run: RunFolder,
+    call_format: Callable[[str, dict[str, Any]], str] = kit_call_format,
+):
+    """Fine-tune `model` on demonstrations of the configured tiers; returns the trained model."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    chosen = [t for t in tasks if t.info.get("tier") in cfg.sft.tiers][: cfg.sft.num_examples]
+    if not chosen:
+        raise ValueError(
+            f"sft.tiers={cfg.sft.tiers} selects no training task; tiers present: "
+            f"{sorted({t.info.get('tier') for t in tasks})}."
+        )
+    rows = [tokenize_demonstration(tokenizer, demonstration(t, env, call_format), t.tools) for t in chosen]
+    defaults = {
+        "output_dir": str(run.path / "sft"),
+        "report_to": "none",
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "seed": cfg.run.seed,
+        **mixed_precision_args(),
+    }
+    args = SFTConfig(**{**defaults, **cfg.sft.args})
+    trainer = SFTTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
+    )
+    log.info("SFT warm-up: %d demonstrations (%s)", len(rows), ", ".join(cfg.sft.tiers))
+    result = trainer.train()
+    run.append_metrics({"phase": "sft", "train_loss": result.training_loss, "steps": result.global_step})
+    return trainer.model

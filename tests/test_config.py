@@ -1,0 +1,72 @@
+"""The config tree: recipes, overrides, and errors that name the key and the fix."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import KIT, PROJECT_ROOT
+
+from kit.config import ConfigError, load_config, resolve_recipe_path
+
+
+def test_shipped_recipe_loads_with_overrides():
+    cfg = load_config("cpu_demo", ["grpo.max_steps=2", "generation.mode=server", "env.tiers=[easy, medium]"])
+    assert cfg.grpo["max_steps"] == 2
+    assert cfg.generation.mode == "server"
+    assert cfg.env.tiers == ["easy", "medium"]
+    assert cfg.model.name_or_path == "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def test_misspelt_kit_key_names_section_and_closest(tmp_path):
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("rollout:\n  max_turn: 3\n")
+    with pytest.raises(ConfigError, match=r"Unknown key 'max_turn' in section 'rollout'.*'max_turns'"):
+        load_config(recipe)
+
+
+def test_misspelt_trl_key_is_checked_against_grpo_config():
+    with pytest.raises(ConfigError, match=r"'lerning_rate' in section 'grpo'.*GRPOConfig.*'learning_rate'"):
+        load_config("cpu_demo", ["grpo.lerning_rate=1e-5"])
+
+
+def test_kit_owned_trl_field_points_to_kit_key():
+    with pytest.raises(ConfigError, match=r"grpo.use_vllm.*generation.mode"):
+        load_config("cpu_demo", ["grpo.use_vllm=true"])
+
+
+def test_invalid_choice_lists_valid_values():
+    with pytest.raises(
+        ConfigError, match=r"generation.mode is 'vllm'; valid values: transformers, server, colocate"
+    ):
+        load_config("cpu_demo", ["generation.mode=vllm"])
+
+
+def test_base_recipe_is_merged_under(tmp_path):
+    (tmp_path / "child.yaml").write_text("base: cpu_demo\ngrpo:\n  max_steps: 3\n")
+    cfg = load_config(tmp_path / "child.yaml")
+    assert cfg.grpo["max_steps"] == 3
+    assert cfg.grpo["num_generations"] == 4  # from cpu_demo
+    assert cfg.sft.enabled
+
+
+def test_unknown_recipe_lists_shipped_ones():
+    with pytest.raises(ConfigError, match="cpu_demo"):
+        resolve_recipe_path("no_such_recipe")
+
+
+def test_cli_exits_2_naming_the_misspelt_key(tmp_path):
+    recipe = tmp_path / "bad.yaml"
+    recipe.write_text("grpo:\n  num_generation: 4\n")
+    result = subprocess.run(
+        [*KIT, "train", "--config", str(recipe)], capture_output=True, text=True, cwd=PROJECT_ROOT
+    )
+    assert result.returncode == 2
+    assert "num_generation" in result.stderr and "num_generations" in result.stderr
+
+
+def test_help_lists_all_six_commands():
+    result = subprocess.run([*KIT, "--help"], capture_output=True, text=True, cwd=PROJECT_ROOT)
+    assert result.returncode == 0, result.stderr
+    for command in ("train", "eval", "serve", "env", "tools", "sky"):
+        assert f"    {command}" in result.stdout
