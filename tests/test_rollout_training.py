@@ -1,0 +1,134 @@
+"""GRPO training through TRL with a plugin parser, and token-exactness of multi-turn rollouts.
+
+One real training run (2 GRPO steps, plain-transformers generation) of a model that writes calls in
+the `[[call NAME {...}]]` format, which only the test plugin parses. The run records what the
+generator sampled and what TRL handed to the loss, and the tests compare them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from conftest import PROJECT_ROOT
+from tool_models import TASK_OVERRIDES, tool_caller
+
+from kit.config import load_config
+from kit.environment import make_environment
+from kit.models import load_policy, load_tokenizer
+from kit.runlog import RunFolder
+from kit.trainer import build_trainer
+
+PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
+pytestmark = pytest.mark.slow
+
+
+class RecordingGenerator:
+    """Passes generation through to the real generator and keeps what it sampled, per prompt."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.samples: list[tuple[list[int], list[int]]] = []  # (prompt ids, sampled ids)
+
+    def generate(self, prompts, max_tokens, sampling):
+        completions = self.inner.generate(prompts, max_tokens, sampling)
+        self.samples += [(list(p), c.token_ids) for p, c in zip(prompts, completions, strict=True)]
+        return completions
+
+
+@pytest.fixture(scope="module")
+def plugin_run(demo_model_dir, tmp_path_factory):
+    model_dir = tool_caller(demo_model_dir, "bracket")
+    run_dir = tmp_path_factory.mktemp("plugin_run")
+    cfg = load_config(
+        "cpu_demo",
+        [
+            *TASK_OVERRIDES,
+            f"model.name_or_path={model_dir}",
+            "rollout.tool_parser=bracket_call",
+            f"rollout.tool_parser_plugin={PLUGIN}",
+            "rollout.max_turns=3",
+            "grpo.max_steps=2",
+            "grpo.num_generations=2",
+            "grpo.per_device_train_batch_size=4",
+            "grpo.max_completion_length=96",
+            "grpo.save_strategy='no'",
+            f"run.output_dir={run_dir}",
+        ],
+    )
+    run = RunFolder(run_dir).create()
+    tokenizer = load_tokenizer(cfg.model, model_dir)
+    env = make_environment(cfg.env)
+    tasks = env.load_tasks(cfg.env.train_file, limit=16)
+    trainer = build_trainer(cfg, load_policy(cfg.model, model_dir), tokenizer, env, tasks, run)
+    recorder = RecordingGenerator(trainer.rollout_func.generator)
+    trainer.rollout_func.generator = recorder
+    loss_inputs = []
+    score = trainer._generate_and_score_completions
+
+    def recording_score(inputs):  # observes what TRL feeds to the loss; changes nothing
+        output = score(inputs)
+        loss_inputs.append({k: v.detach().cpu() for k, v in output.items() if isinstance(v, torch.Tensor)})
+        return output
+
+    trainer._generate_and_score_completions = recording_score
+    trainer.train()
+    return {"run": run, "recorder": recorder, "loss_inputs": loss_inputs, "tokenizer": tokenizer}
+
+
+def test_plugin_format_calls_are_parsed_and_executed(plugin_run):
+    run: RunFolder = plugin_run["run"]
+    steps = run.training_steps()
+    assert [m["step"] for m in steps] == [1, 2]
+    trajectories = run.trajectories()
+    assert len(trajectories) == 8  # 2 steps x (2 prompts x 2 generations)
+    executed = [t for t in trajectories if t["tool_calls"]]
+    assert executed, "no trajectory executed a call"
+    for trajectory in executed:
+        assert "[[call " in trajectory["raw_completions"][0]
+        tool_messages = [m for m in trajectory["messages"] if m["role"] == "tool"]
+        assert tool_messages and all(m["content"] for m in tool_messages)
+    assert any(t["reward"] == 1.0 for t in trajectories)
+    assert all(0.0 <= m["episode/parse_failure_rate"] <= 1.0 for m in steps)
+    assert all(m["episode/tool_calls"] > 0 for m in steps)
+
+
+def test_loss_sees_exactly_the_sampled_ids_with_tool_results_masked(plugin_run):
+    tokenizer = plugin_run["tokenizer"]
+    samples = plugin_run["recorder"].samples
+    multi_turn_rows = 0
+    for batch in plugin_run["loss_inputs"]:
+        prompts, completions = batch["prompt_ids"], batch["completion_ids"]
+        prompt_mask, completion_mask, tool_mask = batch["prompt_mask"], batch["completion_mask"], batch["tool_mask"]
+        for row in range(completions.shape[0]):
+            prompt = prompts[row][prompt_mask[row].bool()].tolist()
+            length = int(completion_mask[row].sum())
+            ids = completions[row][:length].tolist()
+            mask = tool_mask[row][:length].tolist()
+            # Split the completion into spans of sampled ids (mask 1) and tool-message ids (mask 0).
+            spans, start = [], 0
+            for i in range(1, length + 1):
+                if i == length or mask[i] != mask[start]:
+                    spans.append((mask[start], ids[start:i]))
+                    start = i
+            sampled = [span for flag, span in spans if flag == 1]
+            # Each sampled span is exactly what the generator returned for the context before it.
+            context = list(prompt)
+            for flag, span in spans:
+                if flag == 1:
+                    assert (context, span) in samples
+                context += span
+            tool_spans = [span for flag, span in spans if flag == 0]
+            if tool_spans:
+                multi_turn_rows += 1
+                assert len(sampled) == len(tool_spans) + 1
+                assert "<|im_start|>tool" in tokenizer.decode(tool_spans[0])
+    assert multi_turn_rows > 0, "no multi-turn episode reached the loss"
+
+
+def test_trajectory_lines_are_json_with_rewards(plugin_run):
+    lines = plugin_run["run"].trajectories_file.read_text().splitlines()
+    for line in lines:
+        record = json.loads(line)
+        assert set(record) >= {"step", "messages", "raw_completions", "tool_calls", "reward", "ground_truth"}
