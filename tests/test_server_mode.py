@@ -1,0 +1,146 @@
+"""Server mode against a real vLLM server on CPU: plugin parsing, GRPO with weight sync, a dying server.
+
+One server for the module, started the way `kit serve` starts it, with the test plugin as its tool
+parser. It starts with the base demo model; the trainer's model writes `[[call ...]]` calls, so
+once weights are synced the server's greedy output changes to the trainer's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+from conftest import PROJECT_ROOT
+from tool_models import TASK_OVERRIDES, tool_caller
+
+from kit.config import load_config
+from kit.environment import make_environment
+from kit.generation.base import Sampling
+from kit.generation.transformers_gen import TransformersGenerator
+from kit.generation.vllm_server import ServerError, VLLMServerClient
+from kit.models import load_policy, load_tokenizer
+from kit.rollout import ToolMessageEncoder
+from kit.runlog import RunFolder
+from kit.serve import VLLMServer
+from kit.trainer import build_trainer
+
+PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _config(model_dir: str, port: int, run_dir, *extra: str):
+    return load_config(
+        "cpu_demo",
+        [
+            *TASK_OVERRIDES,
+            f"model.name_or_path={model_dir}",
+            "rollout.tool_parser=bracket_call",
+            f"rollout.tool_parser_plugin={PLUGIN}",
+            "generation.mode=server",
+            f"generation.server_url=http://127.0.0.1:{port}",
+            f"serve.port={port}",
+            "grpo.num_generations=2",
+            "grpo.per_device_train_batch_size=4",
+            "grpo.max_completion_length=96",
+            f"run.output_dir={run_dir}",
+            *extra,
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+def server(demo_model_dir, tmp_path_factory):
+    caller_dir = tool_caller(demo_model_dir, "bracket")
+    port = _free_port()
+    run_dir = tmp_path_factory.mktemp("server_run")
+    cfg = _config(caller_dir, port, run_dir)
+    with VLLMServer(cfg, RunFolder(run_dir).server_log, model=demo_model_dir) as running:
+        yield {"server": running, "cfg": cfg, "caller_dir": caller_dir, "run_dir": run_dir}
+
+
+def _task_prompt(cfg, tokenizer):
+    task = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=1)[0]
+    return task, ToolMessageEncoder(tokenizer).prompt_ids(task)
+
+
+def test_openai_endpoint_returns_tool_calls_parsed_by_the_plugin(server):
+    from openai import OpenAI
+
+    # Serve the call-writing weights first, through the same reload the trainer uses.
+    cfg = server["cfg"]
+    client = VLLMServerClient(server["server"].url)
+    client.reload_weights(server["caller_dir"])
+    task = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=1)[0]
+    openai = OpenAI(base_url=server["server"].url + "/v1", api_key="none")
+    reply = openai.chat.completions.create(
+        model=cfg.model.name_or_path, messages=task.messages, tools=task.tools, temperature=0, max_tokens=96
+    )
+    message = reply.choices[0].message
+    assert message.tool_calls, f"no tool_calls in {message}"
+    names = {tool["function"]["name"] for tool in task.tools}
+    assert message.tool_calls[0].function.name in names
+    client.reload_weights(server["server"].model_dir)  # back to the base model for the next test
+
+
+def test_two_grpo_steps_sync_weights_to_the_server(server, demo_model_dir):
+    cfg = server["cfg"]
+    tokenizer = load_tokenizer(cfg.model, server["caller_dir"])
+    task, prompt = _task_prompt(cfg, tokenizer)
+    client = VLLMServerClient(server["server"].url)
+    greedy = Sampling(temperature=0.0)
+    before = tokenizer.decode(client.complete(prompt, 24, greedy).token_ids)
+    assert not before.startswith("[[call"), before  # the base model does not write this format
+
+    cfg.grpo.update(max_steps=2, save_strategy="no")
+    run = RunFolder(server["run_dir"]).create()
+    env = make_environment(cfg.env)
+    model = load_policy(cfg.model, server["caller_dir"])
+    trainer = build_trainer(cfg, model, tokenizer, env, env.load_tasks(cfg.env.train_file, limit=16), run)
+    trainer.train()
+
+    assert len(trainer.vllm_generation.seconds) == 2  # one sync per step
+    assert [m["step"] for m in run.training_steps()] == [1, 2]
+    trainer.vllm_generation.sync_weights()  # push the weights after the last optimizer step
+    served = client.complete(prompt, 24, greedy).token_ids
+    assert tokenizer.decode(served).startswith("[[call")
+    trainer.model.eval()
+    local = TransformersGenerator.for_model(trainer.model, tokenizer).generate([prompt], [8], greedy)[0]
+    assert served[:8] == local.token_ids
+
+
+def test_killed_server_stops_training_with_a_clear_error_and_intact_checkpoint(server):
+    cfg = server["cfg"]
+    run_dir = server["run_dir"] / "killed"
+    cfg.run.output_dir = str(run_dir)
+    cfg.grpo.update(max_steps=50, save_strategy="steps", save_steps=1)
+    run = RunFolder(run_dir).create()
+    tokenizer = load_tokenizer(cfg.model, server["caller_dir"])
+    env = make_environment(cfg.env)
+    model = load_policy(cfg.model, server["caller_dir"])
+    trainer = build_trainer(cfg, model, tokenizer, env, env.load_tasks(cfg.env.train_file, limit=16), run)
+    process = server["server"].process
+    killed_at: list[float] = []
+
+    def kill_after_first_checkpoint():
+        while not (run.checkpoints / "checkpoint-1").is_dir():
+            time.sleep(0.5)
+        os.killpg(process.pid, signal.SIGKILL)
+        killed_at.append(time.monotonic())
+
+    threading.Thread(target=kill_after_first_checkpoint, daemon=True).start()
+    with pytest.raises(ServerError, match="unreachable|answered") as failure:
+        trainer.train()
+    assert time.monotonic() - killed_at[0] < 60
+    assert "kit serve" in str(failure.value) or "server" in str(failure.value)
+    reloaded = load_policy(cfg.model, str(run.checkpoints / "checkpoint-1"))
+    assert sum(p.numel() for p in reloaded.parameters()) == sum(p.numel() for p in model.parameters())
