@@ -42,6 +42,7 @@ class VLLMServerClient:
         request_timeout: float = 300.0,
         log_file: Path | None = None,
         retries: int = 2,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.request_timeout = request_timeout
@@ -51,6 +52,8 @@ class VLLMServerClient:
         if api_key:
             self.session.headers["Authorization"] = f"Bearer {api_key}"
         self._model: str | None = None
+        # Extra sampling fields for /v1/completions (vLLM's own, e.g. {"ignore_eos": true}).
+        self.extra_body = dict(extra_body or {})
 
     def _request(
         self, method: str, path: str, timeout: float | None = None, **kwargs: Any
@@ -126,6 +129,7 @@ class VLLMServerClient:
             "logprobs": 0,
             "return_token_ids": True,
             "return_tokens_as_token_ids": True,
+            **self.extra_body,
         }
         choice = self._request("POST", "/v1/completions", json=payload).json()["choices"][0]
         token_ids = list(choice["token_ids"])
