@@ -63,6 +63,7 @@ def train(cfg: KitConfig) -> dict[str, Any]:
     trainer.train()
     summary["grpo_seconds"] = round(time.perf_counter() - grpo_started, 1)
     summary["grpo_steps"] = trainer.state.global_step
+    trainer.model.config.use_cache = True  # saved for inference, not for training
     trainer.save_model(str(run.final_model))
     tokenizer.save_pretrained(str(run.final_model))
     summary["after_grpo"] = _success(cfg, trainer.model, tokenizer, env, eval_tasks)

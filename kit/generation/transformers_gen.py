@@ -69,6 +69,8 @@ class TransformersGenerator:
                 repetition_penalty=sampling.repetition_penalty,
                 pad_token_id=self.pad_token_id,
                 eos_token_id=self.eos_token_ids,
+                # Trainers switch config.use_cache off for training; generation needs the KV cache.
+                use_cache=True,
                 output_scores=True,
                 return_dict_in_generate=True,
             )
