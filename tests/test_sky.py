@@ -1,0 +1,363 @@
+"""SkyPilot support: task YAMLs parsed by the real SkyPilot (launcher env), node roles, launch lines, plans.
+
+The SkyPilot checks run in the launcher environment that `make sky-venv` builds (`make test` builds it
+first); without it these tests fail and say so, they do not skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import KIT, PROJECT_ROOT
+
+from kit.cli import main
+from kit.sky.launcher import LauncherNotFound, launcher_python
+from kit.sky.node_entry import Command, Layout, NodePlan, plan_layout, run_plan
+
+SKY_DIR = PROJECT_ROOT / "sky"
+SINGLE = SKY_DIR / "grpo-single-node.yaml"
+MULTI = SKY_DIR / "grpo-multi-node.yaml"
+RECIPES = sorted((PROJECT_ROOT / "kit" / "recipes").glob("*.yaml"))
+IPS = "10.0.0.1\n10.0.0.2\n10.0.0.3"
+
+
+@pytest.fixture(scope="module")
+def sky_python() -> str:
+    try:
+        return launcher_python()
+    except LauncherNotFound as error:
+        pytest.fail(f"{error}")
+
+
+def kit(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    """The real `kit` CLI in a subprocess."""
+    return subprocess.run(
+        [*KIT, *args], capture_output=True, text=True, cwd=PROJECT_ROOT, env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """`kit.cli.main` in this process (same code path as the command, without a new interpreter each time)."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(PROJECT_ROOT)
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    return run
+
+
+# ---------------------------------------------------------------- kit sky validate
+
+
+def test_every_shipped_task_yaml_validates(sky_python):
+    assert {SINGLE, MULTI} <= set(SKY_DIR.glob("*.yaml"))
+    done = kit("sky", "validate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for path in SKY_DIR.glob("*.yaml"):
+        assert f"sky/{path.name}: OK" in done.stdout
+    assert "SkyPilot 0.14.1" in done.stdout
+    assert "64 prompts x 16 generations = 1024 episodes per step" in done.stdout
+
+
+def test_misspelt_field_fails_with_skypilots_message(sky_python, tmp_path):
+    bad = tmp_path / "typo.yaml"
+    bad.write_text(SINGLE.read_text().replace("accelerators:", "acelerators:"))
+    done = kit("sky", "validate", str(bad))
+    assert done.returncode == 1
+    assert "Instead of 'acelerators', did you mean 'accelerators'?" in done.stdout
+
+
+def _variant(tmp_path: Path, source: Path, edit) -> Path:
+    data = yaml.safe_load(source.read_text())
+    edit(data)
+    path = tmp_path / source.name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["envs"].update(KIT_SERVER_GPUS=8), "leaves no GPU for the trainer"),
+        (lambda d: d["envs"].update(KIT_RECIPE="no_such_recipe"), "Recipe 'no_such_recipe' not found"),
+        (lambda d: d["resources"].pop("ports"), "does not declare the vLLM server port 8000"),
+        (lambda d: d["secrets"].update(HF_TOKEN="hf_inline"), "secrets.HF_TOKEN has an inline value"),
+        (
+            lambda d: d["envs"].update(KIT_OVERRIDES="grpo.num_generations=3"),
+            "not a multiple of num_generations 3",
+        ),
+        (lambda d: d.update(run="python train.py"), "does not call `python -m kit sky node-entry`"),
+    ],
+    ids=["gpu-split", "recipe", "port", "secret", "batch", "run"],
+)
+def test_kit_checks_name_the_problem(sky_python, cli, tmp_path, edit, message):
+    done = cli("sky", "validate", str(_variant(tmp_path, SINGLE, edit)))
+    assert done.returncode == 1
+    assert message in done.stdout, done.stdout
+
+
+def test_multi_node_split_must_divide_by_tensor_parallel(sky_python, cli, tmp_path):
+    path = _variant(tmp_path, MULTI, lambda d: d["envs"].update(KIT_OVERRIDES="serve.tensor_parallel_size=3"))
+    done = cli("sky", "validate", str(path))
+    assert done.returncode == 1
+    assert "not a multiple of serve.tensor_parallel_size=3" in done.stdout
+
+
+def test_missing_launcher_env_says_make_sky_venv(tmp_path):
+    done = kit("sky", "validate", env={"KIT_SKY_PYTHON": str(tmp_path / "nope" / "python")})
+    assert done.returncode == 2
+    assert "KIT_SKY_PYTHON" in done.stderr
+    # and without any launcher at all, the message names the make target
+    code = (
+        "import kit.sky.launcher as l, pathlib, importlib.util as u\n"
+        "l.SKY_VENV = pathlib.Path('/nonexistent'); u.find_spec = lambda name: None\n"
+        "try:\n    l.launcher_python()\nexcept l.LauncherNotFound as e:\n    print(e)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KIT_SKY_PYTHON"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT
+    )
+    assert "make sky-venv" in out.stdout
+
+
+# ---------------------------------------------------------------- kit sky node-entry
+
+
+def _entry(run, rank: int, nodes: int, gpus: int, *args: str, **envs: str) -> list[str]:
+    env = {
+        "SKYPILOT_NODE_RANK": str(rank),
+        "SKYPILOT_NODE_IPS": "\n".join(IPS.splitlines()[:nodes]),
+        "SKYPILOT_NUM_NODES": str(nodes),
+        "SKYPILOT_NUM_GPUS_PER_NODE": str(gpus),
+        "WANDB_API_KEY": "",
+        **envs,
+    }
+    done = run("sky", "node-entry", "--print-only", *args, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def _step(lines: list[str], role: str) -> list[str] | str | None:
+    found = [line.split(": ", 1)[1] for line in lines if line.startswith(f"{role}: ")]
+    if not found:
+        return None
+    return shlex.split(found[0]) if role in ("server", "trainer") else found[0]
+
+
+def _after(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+MULTI_ENV = {"KIT_RECIPE": "nemotron_nano_9b_multinode", "KIT_OUTPUT_DIR": "/checkpoints/run"}
+
+
+def test_node_entry_rank0_serves_on_all_gpus_until_done(cli):
+    lines = _entry(cli, 0, 3, 8, **MULTI_ENV)
+    server = _step(lines, "server")
+    assert server[1:6] == ["-m", "kit", "serve", "--config", "nemotron_nano_9b_multinode"]
+    assert _after(server, "--host") == "0.0.0.0" and _after(server, "--port") == "8000"
+    assert "serve.data_parallel_size=8" in server and "run.output_dir=/checkpoints/run" in server
+    assert not any(a.startswith("CUDA_VISIBLE_DEVICES") for a in server)
+    assert _step(lines, "control").startswith("listen on 0.0.0.0:8001")
+    assert _step(lines, "trainer") is None and _step(lines, "wait") is None
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+def test_node_entry_trainer_ranks_join_one_accelerate_run(rank):
+    lines = _entry(kit, rank, 3, 8, **MULTI_ENV)  # the command itself, in a subprocess
+    assert _step(lines, "wait") == "http://10.0.0.1:8000/health"
+    trainer = _step(lines, "trainer")
+    launch = trainer[: trainer.index("kit")]
+    assert launch[1:3] == ["-m", "accelerate.commands.launch"]
+    assert _after(launch, "--config_file").endswith("kit/accelerate/fsdp.yaml")
+    assert _after(launch, "--num_machines") == "2"
+    assert _after(launch, "--machine_rank") == str(rank - 1)
+    assert _after(launch, "--main_process_ip") == "10.0.0.2"
+    assert _after(launch, "--num_processes") == "16"
+    assert _after(launch, "--main_process_port") == "29500"
+    train = trainer[trainer.index("kit") - 1 :]
+    assert train[:5] == ["-m", "kit", "train", "--config", "nemotron_nano_9b_multinode"]
+    assert train[-2:] == ["generation.mode=server", "generation.server_url=http://10.0.0.1:8000"]
+    assert "run.output_dir=/checkpoints/run" in train
+    assert (_step(lines, "notify") == "http://10.0.0.1:8001/done") == (rank == 1)
+
+
+def test_node_entry_single_node_splits_the_gpus(cli):
+    lines = _entry(cli, 0, 1, 8, KIT_RECIPE="qwen3_4b_8gpu", KIT_SERVER_GPUS="4", WANDB_API_KEY="set")
+    server, trainer = _step(lines, "server"), _step(lines, "trainer")
+    assert server[0] == "CUDA_VISIBLE_DEVICES=0,1,2,3" and "serve.data_parallel_size=4" in server
+    assert trainer[0] == "CUDA_VISIBLE_DEVICES=4,5,6,7"
+    assert _after(trainer, "--num_processes") == "4" and _after(trainer, "--num_machines") == "1"
+    assert "generation.server_url=http://127.0.0.1:8000" in trainer
+    assert "grpo.report_to=wandb" in trainer  # WANDB_API_KEY given through secrets
+    assert _step(lines, "wait") == "http://127.0.0.1:8000/health" and "stop: server" in lines
+
+
+def test_node_entry_colocate_uses_every_gpu_for_the_trainer(cli):
+    lines = _entry(
+        cli, 0, 1, 8, "--server-gpus", "0", "--accelerate-config", "zero3", KIT_RECIPE="qwen3_4b_8gpu"
+    )
+    trainer = _step(lines, "trainer")
+    assert _step(lines, "server") is None
+    assert _after(trainer, "--num_processes") == "8" and trainer[-1] == "generation.mode=colocate"
+    assert _after(trainer, "--config_file").endswith("kit/accelerate/zero3.yaml")
+
+
+def test_node_entry_rejects_inconsistent_skypilot_env(cli):
+    env = {"SKYPILOT_NODE_RANK": "3", "SKYPILOT_NODE_IPS": IPS, "SKYPILOT_NUM_NODES": "3",
+           "SKYPILOT_NUM_GPUS_PER_NODE": "8", "KIT_RECIPE": "cpu_demo"}  # fmt: skip
+    done = cli("sky", "node-entry", "--print-only", env=env)
+    assert done.returncode == 2 and "SKYPILOT_NODE_RANK is 3, outside 0..2" in done.stderr
+
+
+def test_layout_arithmetic():
+    assert plan_layout(1, 8, 2) == Layout(1, 8, 2, 2, 1, 6)
+    assert plan_layout(3, 8, 0, tensor_parallel=2) == Layout(3, 8, 8, 4, 2, 16)
+    assert plan_layout(1, 8, 0).colocate
+
+
+def _http_server(folder: Path, port: int) -> Command:
+    (folder / "health").write_text("ok")
+    return Command("server", [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                              "--directory", str(folder)])  # fmt: skip
+
+
+def test_run_plan_orchestrates_real_processes(tmp_path):
+    """The rank-0 / rank-1 hand-off with stand-in processes: serve, wait, train, notify, stop."""
+    from kit.sky.rehearse import _free_port
+
+    port = _free_port(span=2)
+    layout = Layout(2, 1, 1, 1, 1, 1)
+    rank0 = NodePlan(["rank 0"], layout, server=_http_server(tmp_path, port), control_port=port + 1)
+    results: dict[str, int] = {}
+    serving = threading.Thread(target=lambda: results.update(rank0=run_plan(rank0, 60)))
+    serving.start()
+    marker = tmp_path / "trained"
+    trainer = Command("trainer", [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('1')"])
+    rank1 = NodePlan(["rank 1"], layout, wait_url=f"http://127.0.0.1:{port}/health", trainer=trainer,
+                     notify_url=f"http://127.0.0.1:{port + 1}/done")  # fmt: skip
+    assert run_plan(rank1, 60) == 0
+    serving.join(timeout=60)
+    assert marker.exists() and results == {"rank0": 0}
+
+
+# ---------------------------------------------------------------- kit sky launch-command
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], "sky launch -c gym-grpo-single-node sky/grpo-single-node.yaml"),
+        (["--cloud", "aws"], "sky launch -c gym-grpo-single-node --infra aws sky/grpo-single-node.yaml"),
+        (["--infra", "k8s", "--cluster", "grpo"], "sky launch -c grpo --infra k8s sky/grpo-single-node.yaml"),
+        (
+            ["--infra", "ssh/lab-pool"],
+            "sky launch -c gym-grpo-single-node --infra ssh/lab-pool sky/grpo-single-node.yaml",
+        ),
+    ],
+    ids=["default", "cloud", "k8s", "ssh"],
+)
+def test_launch_command_lines(sky_python, args, expected):
+    done = kit(
+        "sky",
+        "launch-command",
+        "--yaml",
+        "sky/grpo-single-node.yaml",
+        *args,
+        "--env",
+        "KIT_OVERRIDES=grpo.max_steps=5",
+    )
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip()
+    assert line == f"{expected} --secret WANDB_API_KEY --secret HF_TOKEN --env KIT_OVERRIDES=grpo.max_steps=5"
+    # SkyPilot 0.14's own CLI accepts exactly these flags (parsed, not run)
+    check = (
+        "import sys\nfrom sky.client.cli import command\n"
+        "ctx = command.launch.make_context('launch', sys.argv[1:])\n"
+        "print(ctx.params['secret'], ctx.params['entrypoint'], ctx.params['infra'])\n"
+    )
+    parsed = subprocess.run(
+        [sky_python, "-c", check, *shlex.split(line)[2:]], capture_output=True, text=True, cwd=PROJECT_ROOT,
+        env={**os.environ, "WANDB_API_KEY": "w", "HF_TOKEN": "h"},
+    )  # fmt: skip
+    assert parsed.returncode == 0, parsed.stderr
+    assert "('WANDB_API_KEY', 'w'), ('HF_TOKEN', 'h')" in parsed.stdout
+    assert "sky/grpo-single-node.yaml" in parsed.stdout
+
+
+def test_launch_command_rejects_a_pool_without_name():
+    done = kit("sky", "launch-command", "--yaml", "sky/grpo-multi-node.yaml", "--infra", "ssh")
+    assert done.returncode == 2 and "ssh/POOL" in done.stderr
+
+
+# ---------------------------------------------------------------- kit train --dry-run
+
+
+@pytest.mark.parametrize("recipe", [p.stem for p in RECIPES])
+def test_dry_run_plan_passes_for_every_shipped_recipe(recipe):
+    done = kit("train", "--config", recipe, "--dry-run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for label in ("model:", "generation:", "layout:", "batch:", "sequence:", "steps:"):
+        assert label in done.stdout
+    assert "no weights were loaded" in done.stdout
+
+
+def test_dry_run_counts_the_trainer_processes(cli):
+    done = cli("train", "--config", "qwen3_4b_8gpu", "--dry-run", env={"KIT_NUM_PROCESSES": "4"})
+    assert "64 prompts x 16 generations = 1024 episodes per step" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["rollout.tool_parser_plugin=missing/plugin.py"],
+            "rollout.tool_parser_plugin 'missing/plugin.py' not found",
+        ),
+        (["env.train_file=data/none.jsonl"], "env.train_file 'data/none.jsonl' not found"),
+        (["grpo.max_completion_length=9000"], "leaves no room for the prompt in serve.max_model_len 8192"),
+        (
+            ["grpo.steps_per_generation=2", "grpo.generation_batch_size=64"],
+            "TRL's GRPOConfig rejects the grpo",
+        ),
+    ],
+    ids=["plugin", "data", "length", "trl"],
+)
+def test_dry_run_reports_problems_with_exit_2(cli, overrides, message):
+    done = cli("train", "--config", "nemotron_nano_9b_multinode", *overrides, "--dry-run")
+    assert done.returncode == 2
+    assert message in done.stdout
+
+
+def test_dry_run_checks_the_tool_parser_name(cli):
+    done = cli("train", "--config", "cpu_demo", "rollout.tool_parser=nemotron_toolcall", "--dry-run")
+    assert done.returncode == 2 and "not registered" in done.stdout
+
+
+# ---------------------------------------------------------------- accelerate configs
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), [("fsdp", "FSDP"), ("zero3", "DEEPSPEED"), ("cpu_multi", "MULTI_GPU")]
+)
+def test_accelerate_configs_load(name, kind):
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    config = load_config_from_file(str(PROJECT_ROOT / "kit" / "accelerate" / f"{name}.yaml"))
+    assert str(config.distributed_type).endswith(kind)
+    if name == "fsdp":
+        assert config.fsdp_config["fsdp_version"] == 2 and config.mixed_precision == "bf16"
