@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import logging
 import os
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from kit.config import DEMO_MODEL, ModelConfig
@@ -201,22 +203,43 @@ def mixed_precision_args() -> dict[str, bool]:
     return {"bf16": False}
 
 
-def generation_autocast(model):
-    """bf16 autocast for generating with a float32 model on a bf16-capable CPU; a no-op elsewhere."""
+@contextmanager
+def generation_model(model):
+    """The model to generate with: a bf16 copy of a float32 model on a bf16-capable CPU, else the model.
+
+    Autocast recasts every weight at every decode step; with left padding that made generation slow.
+    Measured on a 2-core EPYC, SmolLM2-135M, batch 32 x 600 prompt tokens, left-padded: one decode step
+    took 1.30 s under bf16 autocast and 0.47 s with bf16 weights (copying the weights: ~0.3 s a call).
+    """
     import torch
 
     device = next(model.parameters()).device
-    enabled = device.type == "cpu" and model.dtype == torch.float32 and cpu_bf16_supported()
-    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
+    if device.type == "cpu" and model.dtype == torch.float32 and cpu_bf16_supported():
+        snapshot = copy.deepcopy(model).to(torch.bfloat16)
+        try:
+            yield snapshot
+        finally:
+            del snapshot
+    else:
+        yield model
 
 
 def load_policy(cfg: ModelConfig, model_dir: str | None = None):
-    """Load the policy model for training."""
+    """Load the policy model for training, on this process's GPU when there is one.
+
+    The trainer would move it there too, but the evaluation before training runs first: left on the CPU,
+    it generated ~50x slower on an H200 machine. Weights that `accelerate`'s RAM-efficient FSDP loading
+    left on the meta device (ranks > 0) stay where they are for FSDP to fill.
+    """
+    import torch
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(
+    model = AutoModelForCausalLM.from_pretrained(
         model_dir or resolve_model(cfg.name_or_path), dtype=torch_dtype(cfg.dtype)
     )
+    if torch.cuda.is_available() and not any(p.is_meta for p in model.parameters()):
+        model.to(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}")
+    return model
 
 
 def build_tiny_model(target: Path, seed: int = 0) -> Path:

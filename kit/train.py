@@ -21,16 +21,21 @@ from kit.runlog import RunFolder
 log = logging.getLogger(__name__)
 
 
-def _success(cfg: KitConfig, model, tokenizer, env, tasks) -> dict[str, Any] | None:
+def _success(cfg: KitConfig, stage: str, model, tokenizer, env, tasks) -> dict[str, Any] | None:
     if not tasks:
         return None
     max_tokens = int(cfg.grpo.get("max_completion_length", 256))
     was_training = model.training
     model.eval()
+    started = time.perf_counter()
     report, _ = evaluate_with_generator(
         cfg, TransformersGenerator.for_model(model, tokenizer), tokenizer, env, tasks, max_tokens
     )
     model.train(was_training)
+    log.info(
+        "%s: success %.1f%% on %d validation tasks (%.0f s)",
+        stage, 100 * report["success_rate"], report["n"], time.perf_counter() - started,
+    )  # fmt: skip
     return report
 
 
@@ -53,10 +58,10 @@ def train(cfg: KitConfig) -> dict[str, Any]:
     model = load_policy(cfg.model, model_dir)
     summary: dict[str, Any] = {"recipe": cfg.recipe, "model": model_dir, "train_tasks": len(train_tasks)}
 
-    summary["base"] = _success(cfg, model, tokenizer, env, eval_tasks)
+    summary["base"] = _success(cfg, "base", model, tokenizer, env, eval_tasks)
     if cfg.sft.enabled:
         model = sft_warmup(cfg, model, tokenizer, env, train_tasks, run)
-        summary["after_sft"] = _success(cfg, model, tokenizer, env, eval_tasks)
+        summary["after_sft"] = _success(cfg, "after_sft", model, tokenizer, env, eval_tasks)
 
     trainer = build_trainer(cfg, model, tokenizer, env, train_tasks, run)
     grpo_started = time.perf_counter()
@@ -66,7 +71,7 @@ def train(cfg: KitConfig) -> dict[str, Any]:
     trainer.model.config.use_cache = True  # saved for inference, not for training
     trainer.save_model(str(run.final_model))
     tokenizer.save_pretrained(str(run.final_model))
-    summary["after_grpo"] = _success(cfg, trainer.model, tokenizer, env, eval_tasks)
+    summary["after_grpo"] = _success(cfg, "after_grpo", trainer.model, tokenizer, env, eval_tasks)
 
     steps = run.training_steps()
     summary["reward_first_last"] = [steps[0]["reward"], steps[-1]["reward"]] if steps else None

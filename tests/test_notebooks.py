@@ -35,6 +35,9 @@ SMOKE_RUNS = "../runs/ci_notebooks"
 SMOKE: dict[str, dict[str, Any]] = {
     "00_setup_and_check.ipynb": {"max_new_tokens": 8},
     "01_single_gpu_grpo.ipynb": {
+        "recipe": "cpu_demo",
+        "model_name": "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "generation_mode": "transformers",
         "run_dir": f"{SMOKE_RUNS}/01",
         "eval_tasks": 2,
         "sft_examples": 2,

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 import torch
 
 from kit.generation.base import Completion, Sampling
-from kit.models import generation_autocast
+from kit.models import generation_model
 
 
 class TransformersGenerator:
@@ -49,7 +49,7 @@ class TransformersGenerator:
     def _generate_batch(
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
     ) -> list[Completion]:
-        with self.model_context() as model, generation_autocast(model):
+        with self.model_context() as policy, generation_model(policy) as model:
             device = next(model.parameters()).device
             width = max(len(p) for p in prompts)
             input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)
