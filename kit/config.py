@@ -81,6 +81,26 @@ class GenerationConfig:
     server_timeout: float = 240.0
     request_timeout: float = 300.0
 
+    def weight_sync_method(self, on_gpu: bool) -> str:
+        """'nccl' (TRL's vLLM weight transfer, CUDA) or 'reload' (safetensors + reload_weights, any device)"""
+        if self.weight_sync != "auto":
+            return self.weight_sync
+        return "nccl" if on_gpu else "reload"
+
+    def trl_vllm_args(self, on_gpu: bool) -> dict[str, Any]:
+        """GRPOConfig's vLLM fields: TRL drives vLLM for colocate and NCCL-synced server mode; the kit
+        drives it itself for reload-synced server mode (and transformers mode uses no vLLM)."""
+        uses_trl_vllm = self.mode == "colocate" or (
+            self.mode == "server" and self.weight_sync_method(on_gpu) == "nccl"
+        )
+        args: dict[str, Any] = {"use_vllm": uses_trl_vllm}
+        if uses_trl_vllm:
+            args["vllm_mode"] = self.mode
+            if self.mode == "server":
+                args["vllm_server_base_url"] = self.server_url
+                args["vllm_server_timeout"] = self.server_timeout
+        return args
+
 
 @dataclass
 class ServeConfig:

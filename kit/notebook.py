@@ -28,6 +28,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from kit.runlog import RunFolder
+from kit.runlog import episode_records as episode_records  # re-exported: the notebooks import it from here
 
 # name in the log line -> panel title; the dashboard draws the ones present.
 DASHBOARD_PANELS: dict[str, str] = {
@@ -172,27 +173,6 @@ def success_table(reports: dict[str, dict[str, Any]]) -> Any:
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index = pd.MultiIndex.from_tuples(frame.index, names=["group", "value"])
     return frame.fillna("-")
-
-
-def episode_records(tasks, episodes, rewards: Sequence[float], step: int = -1) -> list[dict[str, Any]]:
-    """Episodes in the trajectories.jsonl format (what TrajectoryBrowser and failure_counts read)."""
-    return [
-        {
-            "step": step,
-            "task": task.info,
-            "prompt": task.messages,
-            "messages": episode.messages,
-            "raw_completions": episode.raw_completions,
-            "tool_calls": episode.tool_calls,
-            "ground_truth": task.ground_truth,
-            "reward": reward,
-            "turns": episode.turns,
-            "parse_failures": episode.parse_failures,
-            "tool_errors": episode.tool_errors,
-            "completion_tokens": episode.generated_tokens,
-        }
-        for task, episode, reward in zip(tasks, episodes, rewards, strict=True)
-    ]
 
 
 def _normalised_calls(calls: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -98,19 +98,7 @@ def _grpo_config(cfg: KitConfig, on_gpu: bool) -> tuple[Any | None, str | None]:
     import io
     import tempfile
 
-    mode = cfg.generation.mode
-    sync = (
-        cfg.generation.weight_sync
-        if cfg.generation.weight_sync != "auto"
-        else ("nccl" if on_gpu else "reload")
-    )
-    uses_trl_vllm = mode == "colocate" or (mode == "server" and sync == "nccl")
-    extra: dict[str, Any] = {"use_vllm": uses_trl_vllm}
-    if uses_trl_vllm:
-        extra["vllm_mode"] = mode
-        if mode == "server":
-            extra["vllm_server_base_url"] = cfg.generation.server_url
-            extra["vllm_server_timeout"] = cfg.generation.server_timeout
+    extra = cfg.generation.trl_vllm_args(on_gpu)
     if not _cuda():
         extra["use_cpu"] = True  # lets bf16 recipes be checked here; the GPU run does not get it
     values = {"report_to": "none", "logging_steps": 1, **cfg.grpo, **extra}

@@ -67,27 +67,7 @@ class RunFolder:
 
     def append_trajectories(self, step: int, tasks, episodes, rewards: list[float]) -> None:
         rank = int(os.environ.get("RANK", "0"))
-        self._append(
-            self.trajectories_file,
-            [
-                {
-                    "step": step,
-                    "rank": rank,
-                    "task": task.info,
-                    "prompt": task.messages,
-                    "messages": episode.messages,
-                    "raw_completions": episode.raw_completions,
-                    "tool_calls": episode.tool_calls,
-                    "ground_truth": task.ground_truth,
-                    "reward": reward,
-                    "turns": episode.turns,
-                    "parse_failures": episode.parse_failures,
-                    "tool_errors": episode.tool_errors,
-                    "completion_tokens": episode.generated_tokens,
-                }
-                for task, episode, reward in zip(tasks, episodes, rewards, strict=True)
-            ],
-        )
+        self._append(self.trajectories_file, episode_records(tasks, episodes, rewards, step, rank))
 
     def read_jsonl(self, path: Path) -> list[dict[str, Any]]:
         if not path.is_file():
@@ -126,3 +106,27 @@ class RunFolder:
         fig.savefig(self.reward_plot, dpi=100)
         plt.close(fig)
         return self.reward_plot
+
+
+def episode_records(
+    tasks, episodes, rewards: list[float], step: int = -1, rank: int | None = None
+) -> list[dict[str, Any]]:
+    """Episodes in the trajectories.jsonl format (what the notebooks' TrajectoryBrowser reads)."""
+    return [
+        {
+            "step": step,
+            **({} if rank is None else {"rank": rank}),
+            "task": task.info,
+            "prompt": task.messages,
+            "messages": episode.messages,
+            "raw_completions": episode.raw_completions,
+            "tool_calls": episode.tool_calls,
+            "ground_truth": task.ground_truth,
+            "reward": reward,
+            "turns": episode.turns,
+            "parse_failures": episode.parse_failures,
+            "tool_errors": episode.tool_errors,
+            "completion_tokens": episode.generated_tokens,
+        }
+        for task, episode, reward in zip(tasks, episodes, rewards, strict=True)
+    ]

@@ -65,9 +65,7 @@ def prompt_key(messages: list[dict[str, Any]]) -> str:
 
 def weight_sync_method(cfg: KitConfig) -> str:
     """'nccl' (TRL's vLLM weight transfer, CUDA) or 'reload' (safetensors + reload_weights, any device)."""
-    if cfg.generation.weight_sync != "auto":
-        return cfg.generation.weight_sync
-    return "nccl" if torch.cuda.is_available() else "reload"
+    return cfg.generation.weight_sync_method(torch.cuda.is_available())
 
 
 def grpo_args(cfg: KitConfig, run: RunFolder) -> GRPOConfig:
@@ -79,13 +77,7 @@ def grpo_args(cfg: KitConfig, run: RunFolder) -> GRPOConfig:
             "('Parameter' object has no attribute 'weight_loader'). On CPU use generation.mode=server with "
             "`kit serve` in another terminal."
         )
-    uses_trl_vllm = mode == "colocate" or (mode == "server" and weight_sync_method(cfg) == "nccl")
-    extra: dict[str, Any] = {"use_vllm": uses_trl_vllm}
-    if uses_trl_vllm:
-        extra["vllm_mode"] = mode
-        if mode == "server":
-            extra["vllm_server_base_url"] = cfg.generation.server_url
-            extra["vllm_server_timeout"] = cfg.generation.server_timeout
+    extra = cfg.generation.trl_vllm_args(torch.cuda.is_available())
     values = {"report_to": "none", "logging_steps": 1, **mixed_precision_args(), **cfg.grpo, **extra}
     return GRPOConfig(output_dir=str(run.checkpoints), seed=cfg.run.seed, **values)
 

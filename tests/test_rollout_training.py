@@ -100,7 +100,11 @@ def test_loss_sees_exactly_the_sampled_ids_with_tool_results_masked(plugin_run):
     multi_turn_rows = 0
     for batch in plugin_run["loss_inputs"]:
         prompts, completions = batch["prompt_ids"], batch["completion_ids"]
-        prompt_mask, completion_mask, tool_mask = batch["prompt_mask"], batch["completion_mask"], batch["tool_mask"]
+        prompt_mask, completion_mask, tool_mask = (
+            batch["prompt_mask"],
+            batch["completion_mask"],
+            batch["tool_mask"],
+        )
         for row in range(completions.shape[0]):
             prompt = prompts[row][prompt_mask[row].bool()].tolist()
             length = int(completion_mask[row].sum())
