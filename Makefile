@@ -44,8 +44,11 @@ demo: venv
 test: venv sky-venv
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
+# As root (containers, cloud VMs) Jupyter refuses to start without --allow-root.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: venv
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) notebooks/
 
 lint: venv
 	$(VENV)/bin/ruff check kit tests bench
