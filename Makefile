@@ -59,4 +59,4 @@ format: venv
 	$(VENV)/bin/ruff check --fix kit tests bench
 
 clean:
-	rm -rf $(VENV) build runs .pytest_cache
+	rm -rf $(VENV) $(SKY_VENV) build runs .pytest_cache
