@@ -91,7 +91,7 @@ def test_notebook_structure(path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_notebooks_execute() -> None:
+def test_notebooks_execute(capsys: pytest.CaptureFixture[str]) -> None:
     """Run all notebooks in order (later ones read earlier ones' run folders); report per-notebook time."""
     import papermill
 
@@ -112,10 +112,12 @@ def test_notebooks_execute() -> None:
         except papermill.PapermillExecutionError as error:
             failure = f"{path.name}: cell {error.cell_index} raised {error.ename}: {error.evalue}"
         timings[path.name] = round(time.perf_counter() - started, 1)
-        print(f"{path.name}: {timings[path.name]} s", flush=True)
+        with capsys.disabled():  # shown in the test run's output, passing or not
+            print(f"\n{path.name}: {timings[path.name]} s", flush=True)
         if failure:
             break
     timings["total"] = round(sum(timings.values()), 1)
     (BUILD / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
-    print(f"all notebooks: {timings['total']} s (timings in {BUILD / 'timings.json'})")
+    with capsys.disabled():
+        print(f"\nall notebooks: {timings['total']} s (timings in {BUILD / 'timings.json'})", flush=True)
     assert failure is None, failure
