@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from kit.config import KitConfig
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
+from kit.processes import interrupt_on_sigterm, stop_process_group
 from kit.tool_parsers import serve_args
 
 log = logging.getLogger(__name__)
@@ -139,18 +139,7 @@ class VLLMServer:
 
     def stop(self, grace: float = 20.0) -> None:
         """SIGTERM the server's process group, SIGKILL it if still alive after `grace` seconds."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                self.process.wait(timeout=wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        stop_process_group(self.process, grace)
 
     def __enter__(self) -> VLLMServer:
         return self.start()
@@ -159,15 +148,11 @@ class VLLMServer:
         self.stop()
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt  # SIGTERM stops the server like Ctrl-C does
-
-
 def serve_cli(cfg: KitConfig, args) -> int:
     """`kit serve`: start, report the URL, and keep serving until Ctrl-C / SIGTERM or the server exits."""
     log_file = Path(args.log_file) if args.log_file else Path(cfg.run.output_dir) / "server.log"
     server = VLLMServer(cfg, log_file, model=args.model, host=args.host, port=args.port, api_key=args.api_key)
-    signal.signal(signal.SIGTERM, _interrupt)
+    interrupt_on_sigterm()
     try:
         server.start()
         print(

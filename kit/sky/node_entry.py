@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import threading
@@ -35,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from kit.config import ConfigError
+from kit.processes import interrupt_on_sigterm, stop_process_group
 
 ACCELERATE_DIR = Path(__file__).resolve().parent.parent / "accelerate"
 
@@ -353,21 +353,6 @@ def _start(command: Command) -> subprocess.Popen:
     return subprocess.Popen(command.argv, env={**os.environ, **command.env}, start_new_session=True)
 
 
-def _stop(process: subprocess.Popen | None, grace: float = 30.0) -> None:
-    if process is None or process.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def wait_for_health(url: str, timeout: float, alive=lambda: True, interval: float = 2.0) -> None:
     """Poll `url` until it answers 200; raise NodeEntryError on timeout or when `alive()` turns False."""
     deadline = time.monotonic() + timeout
@@ -430,14 +415,10 @@ class _DoneListener:
         self.server.server_close()
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
 def run_plan(plan: NodePlan, health_timeout: float) -> int:
     """Run the node's plan; every child runs in its own process group and is stopped on the way out."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupt)  # SkyPilot cancels a job with SIGTERM: stop the children
+        interrupt_on_sigterm()  # SkyPilot cancels a job with SIGTERM: stop the children
     server = trainer = None
     listener = None
     try:
@@ -474,8 +455,8 @@ def run_plan(plan: NodePlan, health_timeout: float) -> int:
         _say("interrupted; stopping")
         return 130
     finally:
-        _stop(trainer)
-        _stop(server)
+        stop_process_group(trainer, grace=30.0)
+        stop_process_group(server, grace=30.0)
         if listener is not None:
             listener.close()
 

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.config import ConfigError, load_config
+from kit.processes import stop_process_group
 
 SYNC_LINE = re.compile(r"weight sync \(reload from .*\): [\d.]+ s")
 SERVER_READY = "vLLM server ready at"
@@ -72,21 +72,6 @@ def _pump(node: NodeRun, echo: bool) -> None:
             if echo:
                 sys.stdout.write(f"[node {node.rank}] {line}")
                 sys.stdout.flush()
-
-
-def _stop(node: NodeRun, grace: float = 60.0) -> None:
-    if node.process.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(node.process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            node.process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 @dataclass
@@ -198,7 +183,7 @@ def rehearse(
             time.sleep(1)
     finally:
         for node in sorted(runs, key=lambda n: -n.rank):  # trainers first, then the server
-            _stop(node)
+            stop_process_group(node.process, grace=60.0)
         for pump in pumps:
             pump.join(timeout=10)
     return _result(runs, metrics, trajectories, seen, time.monotonic() - started, log_dir, cfg)
