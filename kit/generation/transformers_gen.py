@@ -40,40 +40,40 @@ class TransformersGenerator:
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
     ) -> list[Completion]:
         results: list[Completion] = []
-        for start in range(0, len(prompts), self.batch_size):
-            end = start + self.batch_size
-            results.extend(self._generate_batch(prompts[start:end], max_tokens[start:end], sampling))
+        with self.model_context() as policy, generation_model(policy) as model:
+            for start in range(0, len(prompts), self.batch_size):
+                batch = slice(start, start + self.batch_size)
+                results.extend(self._generate_batch(model, prompts[batch], max_tokens[batch], sampling))
         return results
 
     @torch.no_grad()
     def _generate_batch(
-        self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
+        self, model, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
     ) -> list[Completion]:
-        with self.model_context() as policy, generation_model(policy) as model:
-            device = next(model.parameters()).device
-            width = max(len(p) for p in prompts)
-            input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)
-            attention = torch.zeros((len(prompts), width), dtype=torch.long)
-            for row, prompt in enumerate(prompts):
-                input_ids[row, width - len(prompt) :] = torch.tensor(prompt)
-                attention[row, width - len(prompt) :] = 1
-            greedy = sampling.temperature <= 0
-            out = model.generate(
-                input_ids=input_ids.to(device),
-                attention_mask=attention.to(device),
-                max_new_tokens=max(max_tokens),
-                do_sample=not greedy,
-                temperature=None if greedy else sampling.temperature,
-                top_p=None if greedy else sampling.top_p,
-                top_k=None if greedy else (sampling.top_k or None),
-                repetition_penalty=sampling.repetition_penalty,
-                pad_token_id=self.pad_token_id,
-                eos_token_id=self.eos_token_ids,
-                # Trainers switch config.use_cache off for training; generation needs the KV cache.
-                use_cache=True,
-                output_scores=True,
-                return_dict_in_generate=True,
-            )
+        device = next(model.parameters()).device
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            input_ids[row, width - len(prompt) :] = torch.tensor(prompt)
+            attention[row, width - len(prompt) :] = 1
+        greedy = sampling.temperature <= 0
+        out = model.generate(
+            input_ids=input_ids.to(device),
+            attention_mask=attention.to(device),
+            max_new_tokens=max(max_tokens),
+            do_sample=not greedy,
+            temperature=None if greedy else sampling.temperature,
+            top_p=None if greedy else sampling.top_p,
+            top_k=None if greedy else (sampling.top_k or None),
+            repetition_penalty=sampling.repetition_penalty,
+            pad_token_id=self.pad_token_id,
+            eos_token_id=self.eos_token_ids,
+            # Trainers switch config.use_cache off for training; generation needs the KV cache.
+            use_cache=True,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
         new_tokens = out.sequences[:, width:].cpu()
         # `scores` are the processed logits (after temperature, top-k, top-p): what was sampled from.
         logprobs = torch.stack(out.scores, dim=1).float().log_softmax(-1).cpu()
