@@ -76,30 +76,14 @@ class GenerationConfig:
     mode: str = "transformers"
     server_url: str = "http://127.0.0.1:8000"
     api_key: str | None = None
-    # "auto": NCCL weight transfer on GPU, safetensors + reload_weights on CPU.
+    # Server mode only. "auto": reload on CPU; on a GPU, ipc for a server on this host (one trainer
+    # process), else nccl. kit.generation.setup decides and explains.
     weight_sync: str = "auto"
+    # Server mode: `kit train` starts `kit serve` itself on this machine (serve.host/port; on a GPU it
+    # shares the trainer's GPU, so keep serve.gpu_memory_utilization low) and stops it at the end.
+    start_server: bool = False
     server_timeout: float = 240.0
     request_timeout: float = 300.0
-
-    def weight_sync_method(self, on_gpu: bool) -> str:
-        """'nccl' (TRL's vLLM weight transfer, CUDA) or 'reload' (safetensors + reload_weights, any device)"""
-        if self.weight_sync != "auto":
-            return self.weight_sync
-        return "nccl" if on_gpu else "reload"
-
-    def trl_vllm_args(self, on_gpu: bool) -> dict[str, Any]:
-        """GRPOConfig's vLLM fields: TRL drives vLLM for colocate and NCCL-synced server mode; the kit
-        drives it itself for reload-synced server mode (and transformers mode uses no vLLM)."""
-        uses_trl_vllm = self.mode == "colocate" or (
-            self.mode == "server" and self.weight_sync_method(on_gpu) == "nccl"
-        )
-        args: dict[str, Any] = {"use_vllm": uses_trl_vllm}
-        if uses_trl_vllm:
-            args["vllm_mode"] = self.mode
-            if self.mode == "server":
-                args["vllm_server_base_url"] = self.server_url
-                args["vllm_server_timeout"] = self.server_timeout
-        return args
 
 
 @dataclass
@@ -159,7 +143,7 @@ class KitConfig:
 
 _CHOICES = {
     ("generation", "mode"): ("transformers", "server", "colocate"),
-    ("generation", "weight_sync"): ("auto", "nccl", "reload"),
+    ("generation", "weight_sync"): ("auto", "nccl", "ipc", "reload"),
     ("env", "tools_in_prompt"): ("all", "task"),
 }
 # GRPOConfig fields the kit sets itself from its own sections; naming them in `grpo` is an error.

@@ -3,9 +3,12 @@
 Checks: TRL's GRPOConfig accepts the `grpo` section with the fields the kit derives (built with
 `use_cpu=True` where no GPU is present, so a GPU recipe can be checked on a laptop); the model is a
 local folder, the offline demo model or a hub id (not fetched); the chat template, tool-parser plugin
-and data files exist and the tool parser resolves; the batch splits into whole prompt groups; the
-completion budget fits the server's context. The plan lists model, generation mode, server/trainer
-layout, effective batch (prompts x generations per step), sequence lengths and steps.
+and data files exist and the tool parser resolves; the generation setup is one the kit accepts
+(`kit.generation.setup`); the batch splits into whole prompt groups; the recipe's longest prompt,
+rendered with its chat template and tools, plus the completion budget fits the generator's context
+(`kit.context_fit`). The plan lists model, generation mode, server/trainer layout, effective batch
+(prompts x generations per step), sequence lengths and steps. It is made for a GPU when this machine
+has one or the recipe needs one (colocate), else for this machine.
 
     from kit.config import load_config
     from kit.plan import make_plan
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kit.config import DEMO_MODEL, KitConfig
+from kit.generation.setup import GenerationSetup, gpu_available, resolve_generation
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -86,20 +90,14 @@ class Plan:
         return "\n".join(lines)
 
 
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
-def _grpo_config(cfg: KitConfig, on_gpu: bool) -> tuple[Any | None, str | None]:
+def _grpo_config(cfg: KitConfig, setup: GenerationSetup) -> tuple[Any | None, str | None]:
     """Build TRL's GRPOConfig as kit.trainer.grpo_args would on the target device; (config, error)."""
     import contextlib
     import io
     import tempfile
 
-    extra = cfg.generation.trl_vllm_args(on_gpu)
-    if not _cuda():
+    extra = setup.trl_vllm_args()
+    if not gpu_available():
         extra["use_cpu"] = True  # lets bf16 recipes be checked here; the GPU run does not get it
     values = {"report_to": "none", "logging_steps": 1, **cfg.grpo, **extra}
     from accelerate.state import PartialState
@@ -207,28 +205,49 @@ def _tool_parser(plan: Plan, cfg: KitConfig) -> None:
     plan.add("tool parser", f"{text}; max {cfg.rollout.max_turns} turns per episode")
 
 
-def _layout(plan: Plan, cfg: KitConfig, num_processes: int, on_gpu: bool) -> None:
-    mode = cfg.generation.mode
-    sync = cfg.generation.weight_sync
-    if sync == "auto":
-        sync = f"auto = {'nccl' if on_gpu else 'reload (safetensors + reload_weights)'} here"
-    trainers = f"{num_processes} trainer process{'es' if num_processes > 1 else ''}"
-    if mode == "server":
+def _layout(plan: Plan, cfg: KitConfig, setup: GenerationSetup) -> None:
+    text = setup.describe()
+    if setup.mode == "server":
         serve = cfg.serve
-        plan.add(
-            "generation",
-            f"vLLM server at {cfg.generation.server_url} (start it with `kit serve --config ...`; "
-            f"tensor parallel {serve.tensor_parallel_size} x data parallel {serve.data_parallel_size}); "
-            f"weight sync {sync}",
+        text += (
+            f" (start it with `kit serve --config ...`; tensor parallel {serve.tensor_parallel_size} x data "
+            f"parallel {serve.data_parallel_size})"
         )
-    elif mode == "colocate":
-        plan.add("generation", "vLLM colocated in each trainer process; weight sync by TRL")
-        if not on_gpu:
-            plan.warnings.append("generation.mode=colocate needs a GPU; on CPU use generation.mode=server.")
+    plan.add("generation", text)
+    plan.errors.extend(setup.problems)
+    n = setup.num_processes
+    hint = "" if n > 1 else " (KIT_NUM_PROCESSES=N plans for N processes of `accelerate launch`)"
+    plan.add("layout", f"{n} trainer process{'es' if n > 1 else ''}{hint}")
+
+
+def _sequence(plan: Plan, cfg: KitConfig, max_completion: int) -> None:
+    """Completion budget, the generator's context, and whether the recipe's longest prompt fits."""
+    from kit.context_fit import fit_problem, generator_context, measure_prompts
+
+    seq = f"completion budget {max_completion} tokens over all turns (tool results included)"
+    context, source = generator_context(cfg)
+    if context is not None:
+        seq += f"; context {context} ({source})"
+        if max_completion >= context:
+            plan.errors.append(
+                f"grpo.max_completion_length {max_completion} leaves no room for the prompt in {source} "
+                f"{context}."
+            )
+    try:
+        lengths = measure_prompts(cfg)
+    except Exception as error:  # missing data or template: reported by the other checks
+        lengths = None
+        plan.warnings.append(f"prompt lengths not measured: {type(error).__name__}: {error}")
+    if lengths is None:
+        plan.warnings.append(
+            "prompt lengths not measured: no tokenizer for the model (nor the demo model) on this machine."
+        )
     else:
-        plan.add("generation", "transformers generate in the trainer (no vLLM)")
-    hint = "" if num_processes > 1 else " (KIT_NUM_PROCESSES=N plans for N processes of `accelerate launch`)"
-    plan.add("layout", trainers + hint)
+        how = "" if lengths.exact else ", estimated with the demo model's tokenizer"
+        seq += f"; longest prompt {lengths.longest} tokens ({lengths.tasks} tasks{how})"
+        if context is not None and (problem := fit_problem(lengths, max_completion, context, source)):
+            plan.errors.append(problem)
+    plan.add("sequence", seq)
 
 
 def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | None = None) -> Plan:
@@ -238,17 +257,21 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
     num_processes = num_processes or int(
         os.environ.get("KIT_NUM_PROCESSES") or os.environ.get("WORLD_SIZE") or 1
     )
-    on_gpu = _cuda() if on_gpu is None else on_gpu
+    if on_gpu is None:
+        on_gpu = gpu_available() or cfg.generation.mode == "colocate"
+    setup = resolve_generation(cfg, on_gpu=on_gpu, num_processes=num_processes)
     plan.add("recipe", cfg.recipe or "(defaults)")
+    here = "GPU" if gpu_available() else "no GPU"
+    plan.add("planned for", f"{'a GPU' if on_gpu else 'CPU'} machine (this one: {here})")
     _model_line(plan, cfg)
     rows = _data_file(plan, "train_file", cfg.env.train_file, cfg, cfg.env.max_train_rows)
     if cfg.run.eval_tasks:
         _data_file(plan, "eval_file", cfg.env.eval_file, cfg, cfg.run.eval_tasks)
     plan.add("environment", f"{cfg.env.name}; tools in prompt: {cfg.env.tools_in_prompt}")
     _tool_parser(plan, cfg)
-    _layout(plan, cfg, num_processes, on_gpu)
+    _layout(plan, cfg, setup)
 
-    grpo, error = _grpo_config(cfg, on_gpu)
+    grpo, error = _grpo_config(cfg, setup)
     if error:
         plan.errors.append(error)
     values = {**cfg.grpo}
@@ -269,16 +292,7 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
         f"micro-batches; gradient accumulation {batch.gradient_accumulation_steps})",
     )
     max_completion = int(values.get("max_completion_length", grpo.max_completion_length if grpo else 256))
-    seq = f"completion budget {max_completion} tokens over all turns (tool results included)"
-    if cfg.generation.mode == "server":
-        context = cfg.serve.max_model_len
-        seq += f"; server context {context} (prompt <= {context - max_completion})"
-        if max_completion >= context:
-            plan.errors.append(
-                f"grpo.max_completion_length {max_completion} leaves no room for the prompt in "
-                f"serve.max_model_len {context}."
-            )
-    plan.add("sequence", seq)
+    _sequence(plan, cfg, max_completion)
 
     max_steps = int(values.get("max_steps", -1))
     if max_steps > 0:

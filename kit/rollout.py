@@ -12,6 +12,7 @@ sampled and the ids of the tool messages; the model's own ids are never decoded 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -110,6 +111,36 @@ class RolloutSettings:
     max_tool_output_chars: int = 800
 
 
+class RolloutError(RuntimeError):
+    """A generator returned something the trainer must not learn from; the message says what."""
+
+
+# A turn needs room for at least a short answer; with less left the episode ends instead.
+MIN_TURN_TOKENS = 8
+
+
+def token_budget(episode: Episode, settings: RolloutSettings, max_model_len: int | None) -> int:
+    """Tokens the next turn may generate: what is left of the completion budget, and never more than
+    what still fits in the generator's context after the prompt and the turns so far."""
+    budget = settings.max_completion_tokens - len(episode.completion_ids)
+    if max_model_len is not None:
+        budget = min(budget, max_model_len - len(episode.prompt_ids) - len(episode.completion_ids))
+    return budget
+
+
+def _check_logprobs(completions: list, generator: Generator) -> None:
+    for completion in completions:
+        if len(completion.logprobs) != len(completion.token_ids) or not all(
+            math.isfinite(lp) for lp in completion.logprobs
+        ):
+            raise RolloutError(
+                f"{type(generator).__name__} returned {len(completion.logprobs)} logprobs for "
+                f"{len(completion.token_ids)} sampled tokens, some missing or not finite. They would enter "
+                "TRL's importance-sampling ratio and the loss. A vLLM server must run with "
+                "`--logprobs-mode processed_logprobs --max-logprobs -1` (what `kit serve` passes)."
+            )
+
+
 def _observation_messages(
     result: ParseResult, sandbox: Sandbox, episode: Episode, max_chars: int
 ) -> list[dict]:
@@ -141,17 +172,22 @@ def run_episodes(
     settings: RolloutSettings,
 ) -> list[Episode]:
     """Run one episode per task, batching each turn's generation across the episodes still going."""
+    context = generator.max_model_len
     sandboxes = [new_sandbox(task) for task in tasks]
     episodes = [Episode(prompt_ids=encoder.prompt_ids(task)) for task in tasks]
     conversations = [list(task.messages) for task in tasks]
     for turn in range(settings.max_turns):
         last_turn = turn == settings.max_turns - 1
+        for episode in episodes:
+            if not episode.done and token_budget(episode, settings, context) < MIN_TURN_TOKENS:
+                episode.done = True
         active = [i for i, ep in enumerate(episodes) if not ep.done]
         if not active:
             break
-        budgets = [settings.max_completion_tokens - len(episodes[i].completion_ids) for i in active]
+        budgets = [token_budget(episodes[i], settings, context) for i in active]
         prompts = [episodes[i].prompt_ids + episodes[i].completion_ids for i in active]
         completions = generator.generate(prompts, budgets, sampling)
+        _check_logprobs(completions, generator)
         for i, completion in zip(active, completions, strict=True):
             episode, task = episodes[i], tasks[i]
             episode.turns += 1
@@ -178,7 +214,7 @@ def run_episodes(
             suffix = encoder.suffix_ids(conversations[i], task.tools, tool_messages)
             conversations[i].extend(tool_messages)
             # Stop when the tool results would leave no room for the model's next turn.
-            if len(episode.completion_ids) + len(suffix) + 8 > settings.max_completion_tokens:
+            if token_budget(episode, settings, context) - len(suffix) < MIN_TURN_TOKENS:
                 episode.done = True
                 continue
             episode.completion_ids += suffix

@@ -2,7 +2,8 @@
 
 The server gets the kit's chat template, the configured tool parser (the same plugin file the trainer
 loads), `VLLM_SERVER_DEV_MODE=1` for the weight-update endpoints (`/collective_rpc`,
-`/reset_prefix_cache`, and on GPU the NCCL weight-transfer engine), and `processed_logprobs` so its
+`/reset_prefix_cache`), the sync flags of `kit.generation.setup.server_flags` (the kit's CUDA IPC
+worker extension, and on GPU the NCCL weight-transfer engine), and `processed_logprobs` so its
 logprobs fit TRL's importance-sampling correction. It runs in its own process group and is stopped
 with it; its log goes to a file, whose tail is quoted when it fails to come up.
 
@@ -13,7 +14,6 @@ package metadata.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
@@ -22,18 +22,13 @@ import time
 from pathlib import Path
 
 from kit.config import KitConfig
+from kit.generation.setup import gpu_available, server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
 from kit.processes import interrupt_on_sigterm, stop_process_group
 from kit.tool_parsers import serve_args
 
 log = logging.getLogger(__name__)
-
-
-def _on_gpu() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key: str | None) -> list[str]:
@@ -56,14 +51,7 @@ def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key
     command += serve_args(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin)
     if serve.enforce_eager:
         command.append("--enforce-eager")
-    if _on_gpu():
-        command += [
-            "--tensor-parallel-size", str(serve.tensor_parallel_size),
-            "--data-parallel-size", str(serve.data_parallel_size),
-            "--gpu-memory-utilization", str(serve.gpu_memory_utilization),
-            "--enable-scale-out",
-            "--weight-transfer-config", json.dumps({"backend": "nccl"}),
-        ]  # fmt: skip
+    command += server_flags(cfg, gpu_available())
     if api_key:
         command += ["--api-key", api_key]
     return command + list(serve.extra_args)
@@ -76,7 +64,7 @@ def server_env(cfg: KitConfig) -> dict[str, str]:
     cache = cache_dir() / "vllm"
     env.setdefault("VLLM_CACHE_ROOT", str(cache))
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
-    if not _on_gpu():
+    if not gpu_available():
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(cfg.serve.cpu_kvcache_gib))
         env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")  # else one of two cores sits idle
     return env

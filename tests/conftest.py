@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,3 +36,21 @@ def reference_dir() -> Path:
     if not REFERENCE.is_dir():
         pytest.fail(f"NeMo-Gym reference data not found at {REFERENCE} (expected ../shared beside the repo)")
     return REFERENCE
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """`kit.cli.main` in this process (same code path as the command, without a new interpreter each time)."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(PROJECT_ROOT)
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
+        capsys.readouterr()
+        from kit.cli import main
+
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    return run

@@ -29,6 +29,7 @@ class RecordingGenerator:
 
     def __init__(self, inner) -> None:
         self.inner = inner
+        self.max_model_len = inner.max_model_len
         self.samples: list[tuple[list[int], list[int]]] = []  # (prompt ids, sampled ids)
 
     def generate(self, prompts, max_tokens, sampling):

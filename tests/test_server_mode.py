@@ -141,6 +141,6 @@ def test_killed_server_stops_training_with_a_clear_error_and_intact_checkpoint(s
     with pytest.raises(ServerError, match="unreachable|answered") as failure:
         trainer.train()
     assert time.monotonic() - killed_at[0] < 60
-    assert "kit serve" in str(failure.value) or "server" in str(failure.value)
+    assert cfg.generation.server_url in str(failure.value)  # names the server that went away
     reloaded = load_policy(cfg.model, str(run.checkpoints / "checkpoint-1"))
     assert sum(p.numel() for p in reloaded.parameters()) == sum(p.numel() for p in model.parameters())

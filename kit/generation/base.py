@@ -26,7 +26,14 @@ class Completion:
 
 
 class Generator(Protocol):
-    """Generates one continuation per prompt, each within its own token budget."""
+    """Generates one continuation per prompt, each within its own token budget.
+
+    `max_model_len` is the context the generator can hold (prompt plus completion), or None when it
+    has no fixed limit; the rollout never asks for more tokens than fit in it.
+    """
+
+    @property
+    def max_model_len(self) -> int | None: ...
 
     def generate(
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling

@@ -14,6 +14,7 @@ class VLLMColocateGenerator:
 
     def __init__(self, llm) -> None:
         self.llm = llm
+        self.max_model_len: int | None = llm.llm_engine.vllm_config.model_config.max_model_len
 
     def generate(
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling

@@ -11,6 +11,11 @@ from kit.generation.base import Completion, Sampling
 from kit.models import generation_model
 
 
+def context_length(model) -> int | None:
+    """The positions a transformers model was trained for (its usable context), if its config says."""
+    return getattr(model.config, "max_position_embeddings", None)
+
+
 class TransformersGenerator:
     """Samples from a transformers causal LM, left-padding each batch.
 
@@ -24,17 +29,20 @@ class TransformersGenerator:
         pad_token_id: int,
         eos_token_ids: list[int],
         batch_size: int = 64,
+        max_model_len: int | None = None,
     ) -> None:
         self.model_context = model_context
         self.pad_token_id = pad_token_id
         self.eos_token_ids = eos_token_ids
         self.batch_size = batch_size
+        self.max_model_len = max_model_len
 
     @classmethod
     def for_model(cls, model, tokenizer, batch_size: int = 64) -> TransformersGenerator:
         """A generator over a plain model (evaluation, notebooks)."""
         eos = [tokenizer.eos_token_id]
-        return cls(lambda: nullcontext(model), tokenizer.pad_token_id, eos, batch_size)
+        context = context_length(model)
+        return cls(lambda: nullcontext(model), tokenizer.pad_token_id, eos, batch_size, context)
 
     def generate(
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling

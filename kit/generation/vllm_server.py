@@ -51,7 +51,7 @@ class VLLMServerClient:
         self.session = requests.Session()
         if api_key:
             self.session.headers["Authorization"] = f"Bearer {api_key}"
-        self._model: str | None = None
+        self._card: dict[str, Any] | None = None
         # Extra sampling fields for /v1/completions (vLLM's own, e.g. {"ignore_eos": true}).
         self.extra_body = dict(extra_body or {})
 
@@ -59,21 +59,22 @@ class VLLMServerClient:
         self, method: str, path: str, timeout: float | None = None, **kwargs: Any
     ) -> requests.Response:
         url = f"{self.base_url}{path}"
-        for attempt in range(self.retries + 1):
+        retries = self.retries
+        for attempt in range(retries + 1):
             try:
                 response = self.session.request(
                     method, url, timeout=(5, timeout or self.request_timeout), **kwargs
                 )
             except (requests.ConnectionError, requests.Timeout) as err:
-                if attempt == self.retries:
+                if attempt == retries:
                     raise ServerError(
                         f"vLLM server at {self.base_url} is unreachable ({type(err).__name__} on {path} "
-                        f"after {self.retries + 1} attempts). Is `kit serve` still running?"
+                        f"after {retries + 1} attempt(s)). Is `kit serve` still running?"
                         f"{_log_tail(self.log_file)}"
                     ) from err
                 time.sleep(2 * (attempt + 1))
                 continue
-            if response.status_code in (500, 502, 503) and attempt < self.retries:
+            if response.status_code in (500, 502, 503) and attempt < retries:
                 time.sleep(2 * (attempt + 1))
                 continue
             if response.status_code == 401:
@@ -110,11 +111,20 @@ class VLLMServerClient:
             f"{_log_tail(self.log_file, 40)}"
         )
 
+    def _model_card(self) -> dict[str, Any]:
+        if self._card is None:
+            self._card = self._request("GET", "/v1/models", timeout=30).json()["data"][0]
+        return self._card
+
     @property
     def model(self) -> str:
-        if self._model is None:
-            self._model = self._request("GET", "/v1/models", timeout=30).json()["data"][0]["id"]
-        return self._model
+        """The served model's name, as requests must give it."""
+        return self._model_card()["id"]
+
+    @property
+    def max_model_len(self) -> int | None:
+        """The server's context length (prompt + completion), as vLLM reports it."""
+        return self._model_card().get("max_model_len")
 
     def complete(self, prompt_ids: list[int], max_tokens: int, sampling: Sampling) -> Completion:
         """Sample one continuation of a token-id prompt."""
@@ -138,17 +148,30 @@ class VLLMServerClient:
             token_ids=token_ids, logprobs=logprobs, finished=choice.get("finish_reason") == "stop"
         )
 
-    def reload_weights(self, weights_dir: Path) -> None:
-        """Make the server load new weights from a safetensors folder it can read (dev-mode endpoint)."""
-        self._request(
-            "POST",
-            "/collective_rpc",
-            json={"method": "reload_weights", "kwargs": {"weights_path": str(weights_dir)}},
-        )
+    def collective_rpc(self, method: str, kwargs: dict[str, Any]) -> list[Any]:
+        """Call `method` on every vLLM worker (dev-mode endpoint); one result per worker."""
+        response = self._request("POST", "/collective_rpc", json={"method": method, "kwargs": kwargs})
+        return response.json().get("results", []) if response.content else []
+
+    def reload_weights(self, weights_dir: str | Path) -> None:
+        """Make the server load new weights from a model or safetensors folder it can read."""
+        self.collective_rpc("reload_weights", {"weights_path": str(weights_dir)})
         self.reset_prefix_cache()
 
-    def reset_prefix_cache(self) -> None:
-        self._request("POST", "/reset_prefix_cache", timeout=60)
+    def reset_prefix_cache(self, attempts: int = 5) -> None:
+        """Drop cached KV blocks computed with old weights. vLLM (>= 0.26) answers `{"success": false}`
+        while blocks are still in use; that is retried, then reported."""
+        for attempt in range(attempts):
+            response = self._request("POST", "/reset_prefix_cache", timeout=60)
+            answer = response.json() if response.content else {}
+            if answer.get("success", True):
+                return
+            time.sleep(0.2 * (attempt + 1))
+        raise ServerError(
+            f"vLLM server at {self.base_url} refused to reset its prefix cache {attempts} times "
+            '(`{"success": false}`: blocks still in use). Rollouts would reuse KV computed with old '
+            "weights, so training stops here."
+        )
 
 
 class VLLMServerGenerator:
@@ -157,6 +180,10 @@ class VLLMServerGenerator:
     def __init__(self, client: VLLMServerClient, concurrency: int = 64) -> None:
         self.client = client
         self.concurrency = concurrency
+
+    @property
+    def max_model_len(self) -> int | None:
+        return self.client.max_model_len
 
     def generate(
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling

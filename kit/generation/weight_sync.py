@@ -1,9 +1,16 @@
-"""Weight sync by file for vLLM servers that cannot join an NCCL group (vLLM-CPU).
+"""Weight sync to a `kit serve` vLLM server that TRL does not drive itself.
 
-vLLM's weight-transfer engine is CUDA-only, and TRL's `init_communicator` raises
-`NotImplementedError` without a GPU. This fallback writes the trainer's weights as safetensors into a
-folder the server can read and asks the server (dev-mode `/collective_rpc`) to `reload_weights` from
-it. Measured on 2 CPU cores: about 1 s for a 135M model.
+TRL syncs a vLLM server only over NCCL (its `VLLMGeneration.sync_weights`), which needs the server on
+other GPUs (NCCL refuses two ranks on one device) and CUDA in the trainer. The kit adds two methods
+with the same `sync_weights()` entry point, so GRPOTrainer calls them before every rollout:
+
+- `ReloadWeightSync` (CPU, any device): safetensors into a folder the server reads, then the server's
+  `reload_weights` (dev-mode `/collective_rpc`). About 1 s for 135M parameters on 2 CPU cores.
+- `IPCWeightSync` (a server on the trainer's own GPU): CUDA IPC handles of the trainer's parameters go
+  to the kit's vLLM worker extension (`kit.generation.ipc_receiver`), which copies them in on the GPU.
+
+Every rank waits until the push and the prefix-cache reset are done, so no rank generates with old
+or half-loaded weights.
 """
 
 from __future__ import annotations
@@ -17,31 +24,76 @@ from kit.generation.vllm_server import VLLMServerClient
 log = logging.getLogger(__name__)
 
 
-class ReloadWeightSync:
-    """Has the same `sync_weights()` entry point as TRL's `VLLMGeneration`, so GRPOTrainer can call it."""
+class ServerWeightSync:
+    """Shared `sync_weights()`: push (main process), reset the prefix cache, then a barrier."""
 
-    def __init__(self, model, accelerator, client: VLLMServerClient, folder: Path) -> None:
+    method = "?"
+
+    def __init__(self, model, accelerator, client: VLLMServerClient) -> None:
         self.model = model
         self.accelerator = accelerator
         self.client = client
-        self.folder = folder
         self.seconds: list[float] = []
 
-    def sync_weights(self) -> None:
-        from safetensors.torch import save_file
+    def _push(self) -> None:
+        raise NotImplementedError
 
+    def sync_weights(self) -> None:
         start = time.perf_counter()
-        # Collective under FSDP / DeepSpeed: every rank must call it.
-        state = self.accelerator.get_state_dict(self.model)
+        self._push()
         if self.accelerator.is_main_process:
-            unwrapped = self.accelerator.unwrap_model(self.model)
-            if getattr(unwrapped.config, "tie_word_embeddings", False):
-                state.pop("lm_head.weight", None)  # shares storage with the embeddings; vLLM ties it itself
-            self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = self.folder / "model.safetensors.tmp"
-            save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(tmp))
-            tmp.replace(self.folder / "model.safetensors")
-            self.client.reload_weights(self.folder)
+            self.client.reset_prefix_cache()
         self.accelerator.wait_for_everyone()
         self.seconds.append(time.perf_counter() - start)
-        log.info("weight sync (reload from %s): %.2f s", self.folder, self.seconds[-1])
+        log.info("weight sync (%s): %.3f s", self.method, self.seconds[-1])
+
+
+class ReloadWeightSync(ServerWeightSync):
+    """Weights by file: safetensors in `folder`, then the server's `reload_weights` from it."""
+
+    method = "reload"
+
+    def __init__(self, model, accelerator, client: VLLMServerClient, folder: Path) -> None:
+        super().__init__(model, accelerator, client)
+        self.folder = folder
+
+    def _push(self) -> None:
+        from safetensors.torch import save_file
+
+        # Collective under FSDP / DeepSpeed: every rank must call it.
+        state = self.accelerator.get_state_dict(self.model)
+        if not self.accelerator.is_main_process:
+            return
+        unwrapped = self.accelerator.unwrap_model(self.model)
+        if getattr(unwrapped.config, "tie_word_embeddings", False):
+            state.pop("lm_head.weight", None)  # shares storage with the embeddings; vLLM ties it itself
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = self.folder / "model.safetensors.tmp"
+        save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(tmp))
+        tmp.replace(self.folder / "model.safetensors")
+        self.client.collective_rpc("reload_weights", {"weights_path": str(self.folder)})
+
+
+class IPCWeightSync(ServerWeightSync):
+    """Weights by CUDA IPC: the server (same GPU) reads the trainer's parameters in place.
+
+    One trainer process only (the resolver refuses more); the parameters are the live training
+    tensors, so nothing is copied on the trainer's side.
+    """
+
+    method = "ipc"
+
+    def _push(self) -> None:
+        import torch
+
+        from kit.generation.ipc_receiver import encode_tensor_handle
+
+        unwrapped = self.accelerator.unwrap_model(self.model)
+        # named_parameters() lists a tied lm_head once, under the embeddings; vLLM ties it itself.
+        tensors = [(name, param.detach()) for name, param in unwrapped.named_parameters()]
+        torch.cuda.synchronize()  # the optimizer step must have landed before the server reads
+        payload = [[name, encode_tensor_handle(t)] for name, t in tensors]
+        loaded = self.client.collective_rpc("kit_load_ipc_weights", {"weights": payload})
+        if any(count != len(payload) for count in loaded):
+            raise RuntimeError(f"weight sync (ipc): the server loaded {loaded} of {len(payload)} tensors.")
+        torch.cuda.ipc_collect()

@@ -29,7 +29,10 @@ import re
 from collections.abc import Callable
 from functools import partial
 
-from vllm.entrypoints.generate.base.protocol import ExtractedToolCallInformation, FunctionCall, ToolCall
+try:  # vLLM 0.32
+    from vllm.entrypoints.generate.base.protocol import ExtractedToolCallInformation, FunctionCall, ToolCall
+except ImportError:  # vLLM 0.26 keeps them here
+    from vllm.entrypoints.openai.engine.protocol import ExtractedToolCallInformation, FunctionCall, ToolCall
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.tool_parsers import ToolParser, ToolParserManager
 

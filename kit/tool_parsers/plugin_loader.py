@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import logging
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -106,13 +104,12 @@ def _load(path: str, mtime_ns: int, size: int) -> LoadedPlugin:
 def _load_with_vllm(path: str) -> dict[str, type]:
     from vllm.tool_parsers import ToolParserManager
 
-    # vLLM imports a plugin file as a top-level module named after the file.
+    # vLLM imports a plugin file as a top-level module named after the file (`--tool-parser-plugin`);
+    # the kit does the same itself rather than through `ToolParserManager.import_tool_parser`, which
+    # only logs an import error (under a logger name that differs between vLLM releases).
     module_name = Path(path).stem
     lazy_before, eager_before = dict(ToolParserManager.lazy_parsers), dict(ToolParserManager.tool_parsers)
-    with _vllm_import_errors() as errors:
-        ToolParserManager.import_tool_parser(path)
-    if errors:
-        raise _import_error(path, errors[0])
+    _exec_module(module_name, path, stand_in=False)
     # A name is the file's when it points into the file's module, or changed while the file ran.
     lazy = {
         name
@@ -133,40 +130,23 @@ def _load_with_vllm(path: str) -> dict[str, type]:
         raise _import_error(path, error) from error
 
 
-@contextmanager
-def _vllm_import_errors() -> Iterator[list[BaseException]]:
-    """Collect the exceptions vLLM logs (and swallows) while importing a plugin, keeping them off stderr."""
-    errors: list[BaseException] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.exc_info and record.exc_info[1] is not None:
-                errors.append(record.exc_info[1])
-
-    log = logging.getLogger("vllm.utils.import_utils")
-    handler, propagate = Collect(), log.propagate
-    log.addHandler(handler)
-    log.propagate = False
-    try:
-        yield errors
-    finally:
-        log.removeHandler(handler)
-        log.propagate = propagate
-
-
-def _load_with_stand_in(path: str) -> dict[str, type]:
-    module_name = f"_kit_tool_parser_plugin_{Path(path).stem}"
+def _exec_module(module_name: str, path: str, stand_in: bool) -> None:
+    """Execute the plugin file as module `module_name`; its own exception becomes a ToolParserError."""
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ToolParserError(f"Tool parser plugin {path} is not a Python file; it must end in .py.")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        sys.modules.pop(module_name, None)
+        raise _import_error(path, error, stand_in=stand_in) from error
+
+
+def _load_with_stand_in(path: str) -> dict[str, type]:
     with vllm_shim.stand_in_for_vllm() as manager:
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as error:
-            sys.modules.pop(module_name, None)
-            raise _import_error(path, error, stand_in=True) from error
+        _exec_module(f"_kit_tool_parser_plugin_{Path(path).stem}", path, stand_in=True)
     return dict(manager.tool_parsers)
 
 

@@ -131,10 +131,11 @@ def _new_manager() -> type:
 
 _PROTOCOL = ("ExtractedToolCallInformation", "FunctionCall", "ToolCall")
 _PARSERS = ("ToolParser", "ToolParserManager")
-# Import path -> names, for vLLM 0.32 and for the releases before it.
+# Import path -> names, for vLLM 0.32, 0.26 and the releases before them.
 EXPORTS: dict[str, tuple[str, ...]] = {
     "vllm.tool_parsers": _PARSERS,
     "vllm.entrypoints.generate.base.protocol": _PROTOCOL,
+    "vllm.entrypoints.openai.engine.protocol": _PROTOCOL,
     "vllm.entrypoints.openai.chat_completion.protocol": ("ChatCompletionRequest", "ChatCompletionToolsParam"),
     "vllm.entrypoints.openai.tool_parsers": _PARSERS,
     "vllm.entrypoints.openai.protocol": (*_PROTOCOL, "ChatCompletionRequest"),
@@ -143,7 +144,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
 _lock = threading.Lock()
 
 
-def _modules(manager: type) -> dict[str, ModuleType]:
+def _modules(manager: type, exports: dict[str, tuple[str, ...]]) -> dict[str, ModuleType]:
     values = {
         "ChatCompletionRequest": ChatCompletionRequest,
         "ChatCompletionToolsParam": ChatCompletionToolsParam,
@@ -154,7 +155,7 @@ def _modules(manager: type) -> dict[str, ModuleType]:
         "ToolParserManager": manager,
     }
     modules: dict[str, ModuleType] = {}
-    for path, names in EXPORTS.items():
+    for path, names in exports.items():
         parts = path.split(".")
         for depth in range(1, len(parts) + 1):
             name = ".".join(parts[:depth])
@@ -169,11 +170,12 @@ def _modules(manager: type) -> dict[str, ModuleType]:
 
 
 @contextmanager
-def stand_in_for_vllm() -> Iterator[type]:
-    """Make the vLLM names in :data:`EXPORTS` importable inside the block; yields the block's
-    ``ToolParserManager``, whose ``tool_parsers`` holds what the plugin registered."""
+def stand_in_for_vllm(exports: dict[str, tuple[str, ...]] = EXPORTS) -> Iterator[type]:
+    """Make the vLLM names in ``exports`` (default :data:`EXPORTS`, every layout the kit knows)
+    importable inside the block; yields the block's ``ToolParserManager``, whose ``tool_parsers`` holds
+    what the plugin registered."""
     manager = _new_manager()
-    modules = _modules(manager)
+    modules = _modules(manager, exports)
     with _lock:
         before = {name: sys.modules[name] for name in _vllm_module_names()}
         sys.modules.update(modules)

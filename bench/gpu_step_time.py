@@ -1,0 +1,236 @@
+"""Seconds per GRPO step on one GPU: the kit's multi-turn colocate rollouts vs plain TRL colocate.
+
+    python bench/gpu_step_time.py [--runs 3] [--steps 8] [--out bench/results/gpu_step_time.json]
+
+Both sides get the same model (the demo model after a short SFT warm-up, so that the kit's episodes
+call tools and run several turns), the same prompts (workplace tasks rendered with the kit's template
+and tools, in the same order), the same GRPOConfig (the single_gpu recipe's `grpo` section, vLLM
+colocated) and a reward from the same parser and outcome check. TRL's side is its stock GRPOTrainer,
+one turn per episode; the kit's side is the trainer `kit train` builds. Every run is its own process
+with its own vLLM, and runs alternate: kit, TRL, kit, TRL, ...
+
+Step time is the wall time between consecutive optimizer steps, the first step (vLLM warm-up) left
+out. Multi-turn episodes sample more tokens per step than single-turn ones, so the ratio compares
+seconds per 1000 sampled tokens (medians over runs); the last line prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+BENCH_OVERRIDES = [
+    "env.tiers=[easy, medium]",
+    "env.tools_in_prompt=task",
+    "sft.enabled=false",
+    "run.eval_tasks=0",
+    "rollout.max_turns=4",
+    "grpo.max_completion_length=512",
+    "grpo.save_strategy='no'",
+]
+
+
+class StepTimer(TrainerCallback):
+    """Wall-clock time at the end of every optimizer step."""
+
+    def __init__(self) -> None:
+        self.ends: list[float] = []
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.ends.append(time.perf_counter())
+
+
+def _config(model_dir: str, steps: int, output_dir: str, extra: list[str]):
+    from kit.config import load_config
+
+    overrides = [f"model.name_or_path={model_dir}", f"grpo.max_steps={steps}", f"run.output_dir={output_dir}"]
+    return load_config("single_gpu", [*BENCH_OVERRIDES, *overrides, *extra])
+
+
+def sft_model(target: Path, examples: int, extra: list[str]) -> str:
+    """The demo model after an SFT warm-up on easy and medium demonstrations, saved to `target`."""
+    from kit.config import DEMO_MODEL, load_config
+    from kit.environment import make_environment
+    from kit.models import load_policy, load_tokenizer, resolve_model
+    from kit.runlog import RunFolder
+    from kit.sft import sft_warmup
+
+    cfg = load_config(
+        "single_gpu",
+        [
+            f"model.name_or_path={DEMO_MODEL}", "sft.enabled=true", f"sft.num_examples={examples}",
+            "sft.tiers=[easy, medium]", "sft.args.learning_rate=1.0e-4",
+            "sft.args.lr_scheduler_type=constant", "sft.args.gradient_accumulation_steps=1",
+            "sft.args.per_device_train_batch_size=8",
+            *BENCH_OVERRIDES, f"run.output_dir={target}.run", *extra,
+        ],
+    )  # fmt: skip
+    model_dir = resolve_model(cfg.model.name_or_path)
+    tokenizer = load_tokenizer(cfg.model, model_dir)
+    env = make_environment(cfg.env)
+    tasks = env.load_tasks(cfg.env.train_file)
+    model = sft_warmup(
+        cfg, load_policy(cfg.model, model_dir), tokenizer, env, tasks, RunFolder(f"{target}.run").create()
+    )
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return str(target)
+
+
+def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
+    """Train `steps` GRPO steps with the kit's trainer or TRL's own; per-step times and tokens."""
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from kit.environment import make_environment
+    from kit.generation.setup import resolve_generation
+    from kit.models import load_policy, load_tokenizer
+    from kit.rollout import ToolMessageEncoder
+    from kit.runlog import RunFolder
+    from kit.tool_parsers import load_parser
+    from kit.trainer import build_trainer, grpo_args
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = _config(model_dir, steps, tmp, extra)
+        run = RunFolder(tmp).create()
+        tokenizer = load_tokenizer(cfg.model, model_dir)
+        env = make_environment(cfg.env)
+        tasks = env.load_tasks(cfg.env.train_file)
+        model = load_policy(cfg.model, model_dir)
+        timer = StepTimer()
+        if variant == "kit":
+            trainer = build_trainer(cfg, model, tokenizer, env, tasks, run)
+        else:
+            parser = load_parser(cfg.rollout.tool_parser, tokenizer=tokenizer)
+            encoder = ToolMessageEncoder(tokenizer)
+            rows = [
+                {"prompt": tokenizer.decode(encoder.prompt_ids(t)), "task_index": i}
+                for i, t in enumerate(tasks)
+            ]
+
+            def outcome(prompts, completions, task_index, **_):
+                rewards = []
+                for text, index in zip(completions, task_index, strict=True):
+                    calls = [
+                        {"name": c.name, "arguments": c.arguments} for c in parser.parse(text).tool_calls
+                    ]
+                    rewards.append(env.outcome(tasks[index], calls))
+                return rewards
+
+            trainer = GRPOTrainer(
+                model=model,
+                reward_funcs=[outcome],
+                args=grpo_args(cfg, run, resolve_generation(cfg)),
+                train_dataset=Dataset.from_list(rows),
+                processing_class=tokenizer,
+            )
+        trainer.add_callback(timer)
+        trainer.train()
+        logs = [entry for entry in trainer.state.log_history if "loss" in entry]
+    episodes = cfg.grpo["per_device_train_batch_size"] * cfg.grpo["gradient_accumulation_steps"]
+    if variant == "kit":
+        tokens = [entry["episode/completion_tokens"] * episodes for entry in logs]
+        turns = statistics.mean(entry["episode/turns"] for entry in logs)
+        calls = statistics.mean(entry["episode/tool_calls"] for entry in logs)
+    else:
+        tokens = [entry["completions/mean_length"] * episodes for entry in logs]
+        turns, calls = 1.0, None
+    step_seconds = [b - a for a, b in zip(timer.ends, timer.ends[1:], strict=False)]
+    return {
+        "variant": variant,
+        "step_seconds": step_seconds,
+        "sampled_tokens_per_step": tokens[1:],
+        "turns_per_episode": turns,
+        "tool_calls_per_episode": calls,
+    }
+
+
+def summarize(run: dict) -> dict:
+    seconds = statistics.median(run["step_seconds"])
+    tokens = statistics.median(run["sampled_tokens_per_step"])
+    return {**run, "median_step_seconds": seconds, "median_seconds_per_1k_tokens": 1000 * seconds / tokens}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs of each side, interleaved")
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--sft-examples", type=int, default=800)
+    parser.add_argument("--work", default=None, help="folder for the SFT model (default: a temporary one)")
+    parser.add_argument("--out", default="bench/results/gpu_step_time.json")
+    parser.add_argument(
+        "overrides",
+        nargs="*",
+        help="more recipe overrides for both sides (e.g. generation.mode=transformers)",
+    )
+    parser.add_argument("--one", choices=["kit", "trl"], help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--json", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.one:
+        Path(args.json).write_text(json.dumps(one_run(args.one, args.model, args.steps, args.overrides)))
+        return
+
+    from kit.versions import versions
+
+    work = Path(args.work or tempfile.mkdtemp(prefix="gpu_step_time_"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    model_dir = sft_model(work / "sft_model", args.sft_examples, args.overrides)
+    print(f"SFT warm-up: {time.perf_counter() - started:.0f} s -> {model_dir}", flush=True)
+    runs = []
+    for index in range(args.runs):
+        for variant in ("kit", "trl"):
+            result_file = work / f"{variant}_{index}.json"
+            command = [sys.executable, __file__, "--one", variant, "--model", model_dir,
+                       "--steps", str(args.steps), "--json", str(result_file), *args.overrides]  # fmt: skip
+            subprocess.run(command, check=True, env=os.environ)
+            runs.append(summarize(json.loads(result_file.read_text())))
+            last = runs[-1]
+            print(
+                f"{variant:>3} run {index + 1}: {last['median_step_seconds']:.2f} s/step, "
+                f"{statistics.median(last['sampled_tokens_per_step']):.0f} sampled tokens/step, "
+                f"{last['median_seconds_per_1k_tokens']:.3f} s per 1k tokens, "
+                f"{last['turns_per_episode']:.2f} turns/episode",
+                flush=True,
+            )
+    result = {"versions": versions(), "steps_per_run": args.steps, "overrides": args.overrides, "runs": runs}
+    for variant in ("kit", "trl"):
+        mine = [r for r in runs if r["variant"] == variant]
+        per_token = [r["median_seconds_per_1k_tokens"] for r in mine]
+        per_step = [r["median_step_seconds"] for r in mine]
+        result[variant] = {
+            "median_seconds_per_1k_tokens": statistics.median(per_token),
+            "spread_seconds_per_1k_tokens": [min(per_token), max(per_token)],
+            "median_step_seconds": statistics.median(per_step),
+            "spread_step_seconds": [min(per_step), max(per_step)],
+        }
+        print(
+            f"{variant}: {result[variant]['median_step_seconds']:.2f} s/step "
+            f"(runs {min(per_step):.2f}-{max(per_step):.2f}); "
+            f"{result[variant]['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens "
+            f"(runs {min(per_token):.3f}-{max(per_token):.3f})"
+        )
+    result["ratio_kit_over_trl_per_1k_tokens"] = (
+        result["kit"]["median_seconds_per_1k_tokens"] / result["trl"]["median_seconds_per_1k_tokens"]
+    )
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"ratio kit/TRL, seconds per 1k sampled tokens (medians of {args.runs} runs each): "
+          f"{result['ratio_kit_over_trl_per_1k_tokens']:.2f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

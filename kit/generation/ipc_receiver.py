@@ -1,0 +1,87 @@
+"""The server side of CUDA IPC weight sync: a vLLM worker extension (`--worker-extension-cls`).
+
+vLLM mixes this class into each of its GPU workers; the trainer calls its method through the
+dev-mode `/collective_rpc` endpoint. The trainer sends, for each parameter, the CUDA IPC handle of
+the tensor it already holds on the same GPU (`torch.multiprocessing.reductions.reduce_tensor`), as
+JSON, not pickle: the worker opens the handles and copies the values into its own weights with the
+model's `load_weights`, the same call TRL uses for colocated vLLM. Nothing goes through host memory.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+
+def encode_tensor_handle(tensor) -> dict[str, Any]:
+    """The JSON-safe description of a CUDA tensor another process on the same GPU can open."""
+    import torch
+    from torch.multiprocessing.reductions import reduce_tensor
+
+    _, args = reduce_tensor(tensor)
+    (
+        _cls, size, stride, offset, _storage_cls, dtype, _device, handle, storage_bytes, storage_offset,
+        _requires_grad, ref_counter_handle, ref_counter_offset, event_handle, event_sync_required,
+    ) = args  # fmt: skip
+    return {
+        "size": list(size),
+        "stride": list(stride),
+        "offset": offset,
+        "dtype": str(dtype).removeprefix("torch."),
+        "handle": base64.b64encode(handle).decode(),
+        "storage_bytes": storage_bytes,
+        "storage_offset": storage_offset,
+        "ref_counter_handle": base64.b64encode(ref_counter_handle).decode(),
+        "ref_counter_offset": ref_counter_offset,
+        "event_handle": base64.b64encode(event_handle).decode() if event_handle else None,
+        "event_sync_required": event_sync_required,
+        "gpu": str(torch.cuda.get_device_properties(tensor.device).uuid),
+    }
+
+
+def open_tensor_handle(spec: dict[str, Any], device_index: int):
+    """Rebuild the tensor described by `encode_tensor_handle` in this process (no copy)."""
+    import torch
+    from torch.multiprocessing.reductions import rebuild_cuda_tensor
+
+    event = base64.b64decode(spec["event_handle"]) if spec["event_handle"] else None
+    return rebuild_cuda_tensor(
+        torch.Tensor,
+        torch.Size(spec["size"]),
+        tuple(spec["stride"]),
+        spec["offset"],
+        torch.storage.TypedStorage,
+        getattr(torch, spec["dtype"]),
+        device_index,
+        base64.b64decode(spec["handle"]),
+        spec["storage_bytes"],
+        spec["storage_offset"],
+        False,
+        base64.b64decode(spec["ref_counter_handle"]),
+        spec["ref_counter_offset"],
+        event,
+        spec["event_sync_required"],
+    )
+
+
+class IPCWeightReceiver:
+    """Mixed into vLLM's worker: `kit_load_ipc_weights` loads the trainer's weights from IPC handles."""
+
+    def kit_load_ipc_weights(self, weights: list[list[Any]]) -> int:
+        """Load `[[name, handle spec], ...]` into the model; returns the number of tensors loaded."""
+        import torch
+
+        device_index = torch.cuda.current_device()
+        here = str(torch.cuda.get_device_properties(device_index).uuid)
+        tensors = []
+        for name, spec in weights:
+            if spec["gpu"] != here:
+                raise RuntimeError(
+                    f"weight_sync=ipc: the trainer's weights are on GPU {spec['gpu']}, this vLLM worker runs "
+                    f"on GPU {here}. IPC sync needs the server on the trainer's GPU; use "
+                    "generation.weight_sync=nccl for a server on other GPUs."
+                )
+            tensors.append((name, open_tensor_handle(spec, device_index)))
+        self.model_runner.model.load_weights(weights=tensors)
+        torch.cuda.synchronize(device_index)
+        return len(tensors)
