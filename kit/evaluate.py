@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,17 +24,30 @@ from kit.tool_parsers import load_parser
 log = logging.getLogger(__name__)
 
 
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a success rate (sound at 0 %, 100 % and small n)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, center - half), min(1.0, center + half))
+
+
 def summarize(tasks: list[Task], rewards: list[float]) -> dict[str, Any]:
-    """Success rate overall, per category and per tier."""
+    """Success rate overall, per category and per tier, each with its 95 % interval."""
     groups: dict[str, dict[str, list[float]]] = {"category": defaultdict(list), "tier": defaultdict(list)}
     for task, reward in zip(tasks, rewards, strict=True):
         for key in groups:
             groups[key][str(task.info.get(key, "unknown"))].append(reward)
 
     def rate(values: list[float]) -> dict[str, Any]:
+        successes = sum(v >= 1.0 for v in values)
+        low, high = wilson_interval(successes, len(values))
         return {
             "n": len(values),
-            "success_rate": round(sum(v >= 1.0 for v in values) / max(len(values), 1), 4),
+            "success_rate": round(successes / max(len(values), 1), 4),
+            "interval95": [round(low, 4), round(high, 4)],
         }
 
     return {

@@ -124,7 +124,14 @@ def print_summary(summary: dict[str, Any]) -> None:
     for stage in ("base", "after_sft", "after_grpo"):
         report = summary.get(stage)
         if report:
-            print(f"{stage:>11}: success {report['success_rate']:.1%} on {report['n']} validation tasks")
+            low, high = report["interval95"]
+            tiers = ", ".join(
+                f"{k} {v['success_rate']:.1%} (n={v['n']})" for k, v in report["by_tier"].items()
+            )
+            print(
+                f"{stage:>11}: success {report['success_rate']:.1%} [95% {low:.1%}-{high:.1%}] on "
+                f"{report['n']} validation tasks; {tiers}"
+            )
     if summary.get("reward_first_last"):
         first, last = summary["reward_first_last"]
         steps, seconds = summary["grpo_steps"], summary["grpo_seconds"]

@@ -22,5 +22,9 @@ def versions() -> dict[str, Any]:
         except importlib.metadata.PackageNotFoundError:
             found[name] = None
     found["vllm"] = vllm_version()
-    found["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor() or platform.machine()
+    found["device"] = (
+        torch.cuda.get_device_name(0)
+        if torch.cuda.is_available()
+        else platform.processor() or platform.machine()
+    )
     return found
