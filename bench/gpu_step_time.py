@@ -188,7 +188,12 @@ def main() -> None:
     work = Path(args.work or tempfile.mkdtemp(prefix="gpu_step_time_"))
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    model_dir = sft_model(work / "sft_model", args.sft_examples, args.overrides)
+    target = work / "sft_model"  # kept from an earlier run in the same --work folder
+    model_dir = (
+        str(target)
+        if (target / "config.json").is_file()
+        else sft_model(target, args.sft_examples, args.overrides)
+    )
     print(f"SFT warm-up: {time.perf_counter() - started:.0f} s -> {model_dir}", flush=True)
     runs = []
     for index in range(args.runs):

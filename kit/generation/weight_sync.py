@@ -94,6 +94,6 @@ class IPCWeightSync(ServerWeightSync):
         torch.cuda.synchronize()  # the optimizer step must have landed before the server reads
         payload = [[name, encode_tensor_handle(t)] for name, t in tensors]
         loaded = self.client.collective_rpc("kit_load_ipc_weights", {"weights": payload})
-        if any(count != len(payload) for count in loaded):
+        if any(int(count) != len(payload) for count in loaded):  # the endpoint returns them as text
             raise RuntimeError(f"weight sync (ipc): the server loaded {loaded} of {len(payload)} tensors.")
         torch.cuda.ipc_collect()
