@@ -12,7 +12,6 @@ Run it on an otherwise idle machine: the two sides share the same cores.
 from __future__ import annotations
 
 import argparse
-import socket
 import time
 from pathlib import Path
 
@@ -22,14 +21,9 @@ from kit.generation.base import Sampling
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
 from kit.models import load_policy, load_tokenizer, resolve_model
+from kit.net import free_port
 from kit.rollout import ToolMessageEncoder
 from kit.serve import VLLMServer
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def measure(generator, prompts: list[list[int]], max_tokens: int, sampling: Sampling) -> tuple[float, int]:
@@ -49,7 +43,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="timed batches per side (after one warm-up)")
     args = parser.parse_args()
 
-    port = _free_port()
+    port = free_port()
     cfg = load_config(args.recipe, [f"serve.port={port}", f"generation.server_url=http://127.0.0.1:{port}"])
     model_dir = resolve_model(cfg.model.name_or_path)
     tokenizer = load_tokenizer(cfg.model, model_dir)

@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import statistics
 import tempfile
 from pathlib import Path
 
 from gpu_step_time import BENCH_OVERRIDES, StepTimer
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from kit.net import free_port
 
 
 def main() -> None:
@@ -50,7 +45,7 @@ def main() -> None:
     from kit.trainer import build_trainer
     from kit.versions import versions
 
-    port = _free_port()
+    port = free_port()
     work = Path(tempfile.mkdtemp(prefix="server_sync_"))
     base = [
         *BENCH_OVERRIDES, f"model.name_or_path={args.model}", "generation.mode=server",

@@ -7,13 +7,11 @@ The trainer, the evaluator and the notebooks see an environment only through `Ta
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
 from kit.config import ConfigError, EnvConfig
+from kit.paths import resolve_path
 from kit.rollout import Episode, Sandbox, Task
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 class TaskEnvironment(Protocol):
@@ -26,14 +24,6 @@ class TaskEnvironment(Protocol):
     def new_sandbox(self, task: Task) -> Sandbox: ...
 
     def outcome(self, task: Task, tool_calls: list[dict[str, Any]]) -> float: ...
-
-
-def resolve_data_path(source: str) -> str:
-    """A data path as given, else relative to the project root (notebooks run from notebooks/)."""
-    if Path(source).exists() or Path(source).is_absolute():
-        return source
-    in_project = PROJECT_ROOT / source
-    return str(in_project) if in_project.exists() else source
 
 
 class WorkplaceEnvironment:
@@ -55,7 +45,7 @@ class WorkplaceEnvironment:
         from kit.envs.workplace.tasks import build_messages, load_rows
 
         tasks = []
-        for row in load_rows(resolve_data_path(source)):
+        for row in load_rows(resolve_path(source)):
             tier, category = row.get("tier"), row.get("category")
             if tier is not None and self.cfg.tiers and tier not in self.cfg.tiers:
                 continue

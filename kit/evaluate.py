@@ -12,6 +12,7 @@ import logging
 import math
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +58,19 @@ def summarize(tasks: list[Task], rewards: list[float]) -> dict[str, Any]:
     }
 
 
+@dataclass
+class Evaluation:
+    """What one evaluation produced: the summary, and each task's episode and outcome reward."""
+
+    report: dict[str, Any]
+    episodes: list[Episode]
+    rewards: list[float]
+
+
 def evaluate_with_generator(
     cfg: KitConfig, generator: Generator, tokenizer, env: TaskEnvironment, tasks: list[Task], max_tokens: int
-) -> tuple[dict[str, Any], list[Episode]]:
-    """Greedy rollouts of `tasks`; returns the summary and the episodes."""
+) -> Evaluation:
+    """Greedy rollouts of `tasks` (the training rollout, temperature 0), scored once."""
     parser = load_parser(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer)
     settings = RolloutSettings(cfg.rollout.max_turns, max_tokens, cfg.rollout.max_tool_output_chars)
     episodes = run_episodes(
@@ -73,7 +83,29 @@ def evaluate_with_generator(
         settings,
     )
     rewards = [env.outcome(t, e.tool_calls) for t, e in zip(tasks, episodes, strict=True)]
-    return summarize(tasks, rewards), episodes
+    return Evaluation(summarize(tasks, rewards), episodes, rewards)
+
+
+def evaluate_model(
+    cfg: KitConfig, model, tokenizer, env: TaskEnvironment, tasks: list[Task], max_tokens: int | None = None
+) -> Evaluation:
+    """Greedy rollouts of a local transformers model, in eval mode with its KV cache on.
+
+    Trainers (SFT, GRPO) set `config.use_cache = False` on the model they train, which makes `generate`
+    recompute the whole prefix at every token; both settings are restored afterwards.
+    """
+    from kit.generation.transformers_gen import TransformersGenerator
+
+    tokens = max_tokens or int(cfg.grpo.get("max_completion_length", 256))
+    was_training, used_cache = model.training, model.config.use_cache
+    model.eval()
+    model.config.use_cache = True
+    try:
+        generator = TransformersGenerator.for_model(model, tokenizer)
+        return evaluate_with_generator(cfg, generator, tokenizer, env, tasks, tokens)
+    finally:
+        model.train(was_training)
+        model.config.use_cache = used_cache
 
 
 def _served_episode(
@@ -135,14 +167,12 @@ def evaluate_cli(cfg: KitConfig, args) -> int:
         )
         report["endpoint"] = args.server
     else:
-        from kit.generation.transformers_gen import TransformersGenerator
         from kit.models import load_policy, load_tokenizer, resolve_model
 
         model_dir = resolve_model(args.model or cfg.model.name_or_path)
         tokenizer = load_tokenizer(cfg.model, model_dir)
-        model = load_policy(cfg.model, model_dir).eval()
-        generator = TransformersGenerator.for_model(model, tokenizer)
-        report, _ = evaluate_with_generator(cfg, generator, tokenizer, env, tasks, max_tokens)
+        model = load_policy(cfg.model, model_dir)
+        report = evaluate_model(cfg, model, tokenizer, env, tasks, max_tokens).report
         report["model"] = model_dir
     text = json.dumps(report, indent=2)
     print(text)

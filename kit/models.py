@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kit.config import DEMO_MODEL, ModelConfig
+from kit.paths import resolve_path
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ def chat_template_text(cfg: ModelConfig) -> str | None:
         return None
     if cfg.chat_template == "kit":
         return KIT_TEMPLATE.read_text()
-    path = Path(cfg.chat_template)
+    path = Path(resolve_path(cfg.chat_template))
     if not path.is_file():
         raise ModelResolutionError(
             f"model.chat_template '{cfg.chat_template}' is not 'kit', 'model', or an existing .jinja file."
@@ -146,7 +147,7 @@ def chat_template_file(cfg: ModelConfig) -> Path | None:
     """The template as a file path (what `vllm serve --chat-template` takes), or None for the model's own."""
     if cfg.chat_template == "model":
         return None
-    return KIT_TEMPLATE if cfg.chat_template == "kit" else Path(cfg.chat_template)
+    return KIT_TEMPLATE if cfg.chat_template == "kit" else Path(resolve_path(cfg.chat_template)).resolve()
 
 
 def load_tokenizer(cfg: ModelConfig, model_dir: str | None = None):

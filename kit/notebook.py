@@ -14,19 +14,18 @@ matplotlib's Agg canvas, so they show whichever matplotlib backend is active.
 
 from __future__ import annotations
 
-import contextlib
 import html
 import importlib.metadata
 import io
 import json
 import time
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
 
+from kit.analysis import classify_episode, token_segments
 from kit.runlog import RunFolder
 from kit.runlog import episode_records as episode_records  # re-exported: the notebooks import it from here
 
@@ -130,95 +129,6 @@ def show_task(task, max_tools: int = 8) -> None:
         print(f"  {call['name']}({call['arguments']})")
     if not task.ground_truth:
         print("  (no call: nothing should change)")
-
-
-def evaluate_model(cfg, model, tokenizer, env, tasks, max_tokens: int | None = None):
-    """Greedy success rate of a local model on `tasks`: (report, episodes, rewards).
-
-    The same rollout as training (kit.evaluate.evaluate_with_generator) with the model in eval mode and
-    its KV cache on: transformers' Trainer (SFT, GRPO) sets `config.use_cache = False` on the model it
-    trains, which makes `generate` recompute the whole prefix at every token.
-    """
-    from kit.evaluate import evaluate_with_generator
-    from kit.generation.transformers_gen import TransformersGenerator
-
-    tokens = max_tokens or int(cfg.grpo.get("max_completion_length", 256))
-    was_training, used_cache = model.training, model.config.use_cache
-    model.eval()
-    model.config.use_cache = True
-    try:
-        report, episodes = evaluate_with_generator(
-            cfg, TransformersGenerator.for_model(model, tokenizer), tokenizer, env, tasks, tokens
-        )
-    finally:
-        model.train(was_training)
-        model.config.use_cache = used_cache
-    rewards = [env.outcome(t, e.tool_calls) for t, e in zip(tasks, episodes, strict=True)]
-    return report, episodes, rewards
-
-
-def success_table(reports: dict[str, dict[str, Any]]) -> Any:
-    """One DataFrame: success rate overall, per category and per tier, one column per report."""
-    import pandas as pd
-
-    rows: dict[tuple[str, str], dict[str, str]] = {}
-    for label, report in reports.items():
-        if not report:
-            continue
-        groups = [("all", {"all": report})]
-        groups += [("category", report.get("by_category", {})), ("tier", report.get("by_tier", {}))]
-        for group, entries in groups:
-            for key, entry in entries.items():
-                rows.setdefault((group, key), {})[label] = f"{entry['success_rate']:.0%} (n={entry['n']})"
-    frame = pd.DataFrame.from_dict(rows, orient="index")
-    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["group", "value"])
-    return frame.fillna("-")
-
-
-def _normalised_calls(calls: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
-    out = []
-    for call in calls:
-        arguments = call.get("arguments", {})
-        if isinstance(arguments, str):
-            with contextlib.suppress(ValueError):
-                arguments = json.loads(arguments)
-        out.append((call.get("name", ""), json.dumps(arguments, sort_keys=True, default=str)))
-    return out
-
-
-def classify_episode(record: dict[str, Any]) -> str:
-    """One label per episode: success, parse_failure, tool_error, no_call, wrong_tool, wrong_arguments,
-    or wrong_calls (right tools and arguments but not the ground truth's effect, e.g. order or count)."""
-    if record.get("reward", 0.0) >= 1.0:
-        return "success"
-    if record.get("parse_failures"):
-        return "parse_failure"
-    if record.get("tool_errors"):
-        return "tool_error"
-    calls = _normalised_calls(record.get("tool_calls", []))
-    truth = _normalised_calls(record.get("ground_truth", []))
-    if not calls:
-        return "no_call"
-    if {name for name, _ in calls} != {name for name, _ in truth}:
-        return "wrong_tool"
-    if sorted(calls) != sorted(truth):
-        return "wrong_arguments"
-    return "wrong_calls"
-
-
-def failure_counts(records: Sequence[dict[str, Any]], by: str | None = None) -> Any:
-    """A DataFrame counting `classify_episode` labels, overall or split by a task field (category, tier)."""
-    import pandas as pd
-
-    if by is None:
-        counts = Counter(classify_episode(r) for r in records)
-        frame = pd.DataFrame({"episodes": counts}).sort_values("episodes", ascending=False)
-        frame["share"] = (frame["episodes"] / max(len(records), 1)).map("{:.0%}".format)
-        return frame
-    table: dict[str, Counter] = {}
-    for record in records:
-        table.setdefault(str(record.get("task", {}).get(by)), Counter())[classify_episode(record)] += 1
-    return pd.DataFrame(table).fillna(0).astype(int).T.sort_index()
 
 
 # ---------------------------------------------------------------- the live training dashboard
@@ -479,31 +389,6 @@ class TrajectoryBrowser:
 # ---------------------------------------------------------------- throughput
 
 
-def time_rollouts(cfg, generator, tokenizer, env, tasks, max_tokens: int, label: str) -> dict[str, Any]:
-    """Greedy rollouts of `tasks` with one generator, timed: episodes/s and generated tokens/s."""
-    from kit.generation.base import Sampling
-    from kit.rollout import RolloutSettings, ToolMessageEncoder, run_episodes
-    from kit.tool_parsers import load_parser
-
-    parser = load_parser(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer)
-    settings = RolloutSettings(cfg.rollout.max_turns, max_tokens, cfg.rollout.max_tool_output_chars)
-    started = time.perf_counter()
-    episodes = run_episodes(
-        tasks, generator, Sampling(temperature=0.0), parser, ToolMessageEncoder(tokenizer), env.new_sandbox,
-        settings,
-    )  # fmt: skip
-    seconds = time.perf_counter() - started
-    tokens = sum(e.generated_tokens for e in episodes)
-    return {
-        "generator": label,
-        "episodes": len(episodes),
-        "generated_tokens": tokens,
-        "seconds": round(seconds, 2),
-        "episodes_per_s": round(len(episodes) / seconds, 2),
-        "tokens_per_s": round(tokens / seconds, 1),
-    }
-
-
 def throughput_figure(rows: Sequence[dict[str, Any]]):
     """A bar chart of generated tokens/s per generator (rows from `time_rollouts`)."""
     from matplotlib.figure import Figure
@@ -523,29 +408,6 @@ def throughput_figure(rows: Sequence[dict[str, Any]]):
 # ---------------------------------------------------------------- small utilities
 
 
-def free_port() -> int:
-    """A TCP port that is free on 127.0.0.1 now (for a notebook's vLLM server)."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def token_segments(episode, tokenizer) -> list[dict[str, Any]]:
-    """The completion of a token-exact episode cut into runs of sampled (loss) and tool (masked) ids."""
-    segments: list[dict[str, Any]] = []
-    for token, mask in zip(episode.completion_ids, episode.env_mask, strict=True):
-        source = "sampled by the policy (loss)" if mask else "tool result (masked)"
-        if segments and segments[-1]["source"] == source:
-            segments[-1]["ids"].append(token)
-        else:
-            segments.append({"source": source, "ids": [token]})
-    return [
-        {"source": s["source"], "tokens": len(s["ids"]), "text": tokenizer.decode(s["ids"])} for s in segments
-    ]
-
-
 def show_token_mask(episode, tokenizer, max_chars: int = 300) -> None:
     """Print an episode's prompt length and its completion as sampled / masked segments."""
     print(f"prompt: {len(episode.prompt_ids)} tokens (not trained on)")
@@ -553,19 +415,3 @@ def show_token_mask(episode, tokenizer, max_chars: int = 300) -> None:
         text = segment["text"]
         text = text if len(text) <= max_chars else text[:max_chars] + " ..."
         print(f"--- {segment['source']}: {segment['tokens']} tokens\n{text}")
-
-
-@contextlib.contextmanager
-def at_project_root() -> Iterator[Path]:
-    """Run a block from the repository root (notebooks run from notebooks/; recipes and task YAMLs name
-    paths relative to the root, as SkyPilot's `workdir: .` and the node entry see them)."""
-    import os
-
-    from kit.environment import PROJECT_ROOT
-
-    previous = Path.cwd()
-    os.chdir(PROJECT_ROOT)
-    try:
-        yield PROJECT_ROOT
-    finally:
-        os.chdir(previous)

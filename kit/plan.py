@@ -28,8 +28,8 @@ from typing import Any
 
 from kit.config import DEMO_MODEL, KitConfig
 from kit.generation.setup import GenerationSetup, gpu_available, resolve_generation
+from kit.paths import resolve_path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -136,18 +136,17 @@ def _model_line(plan: Plan, cfg: KitConfig) -> None:
         )
         where = "not found"
     template = cfg.model.chat_template
-    if template not in ("kit", "model") and not Path(template).is_file():
+    if template not in ("kit", "model") and not Path(resolve_path(template)).is_file():
         plan.errors.append(
-            f"model.chat_template '{template}' is not 'kit', 'model' or an existing .jinja file."
+            f"model.chat_template '{template}' is not 'kit', 'model' or an existing .jinja file "
+            "(relative paths: the current folder, then the repo)."
         )
     plan.add("model", f"{name} [{where}]; chat template: {template}; dtype: {cfg.model.dtype}")
 
 
 def _data_file(plan: Plan, label: str, source: str, cfg: KitConfig, limit: int | None) -> int | None:
     """Check a task file; count the rows the env's tier/category filters keep (None when not local)."""
-    from kit.environment import resolve_data_path
-
-    resolved = resolve_data_path(source)
+    resolved = resolve_path(source)
     path = Path(resolved)
     if not path.is_file():
         if path.suffix in (".jsonl", ".json") or source.startswith((".", "/")) or source.count("/") != 1:
@@ -186,13 +185,11 @@ def _tool_parser(plan: Plan, cfg: KitConfig) -> None:
     plugin = cfg.rollout.tool_parser_plugin
     text = cfg.rollout.tool_parser
     if plugin is not None:
-        if not Path(plugin).expanduser().is_file():
-            hint = (
-                " (it exists relative to the repo root: run from there)"
-                if (PROJECT_ROOT / plugin).is_file()
-                else ""
+        if not Path(resolve_path(plugin)).expanduser().is_file():
+            plan.errors.append(
+                f"rollout.tool_parser_plugin '{plugin}' not found (relative paths: the current folder, "
+                "then the repo)."
             )
-            plan.errors.append(f"rollout.tool_parser_plugin '{plugin}' not found{hint}.")
             plan.add("tool parser", f"{text} from {plugin} (missing)")
             return
         text += f" from {plugin}"

@@ -1,7 +1,15 @@
 """`kit train`: the whole job a recipe describes, start to finish.
 
-resolve model -> load tasks -> [evaluate base] -> [SFT warm-up] -> GRPO (TRL) -> save ->
-[evaluate trained] -> reward_curve.png + summary.json in the run folder
+    job = TrainingJob(cfg)       # run folder, tokenizer, environment, tasks, policy
+    job.evaluate("base")         # greedy success on the validation tasks
+    job.sft()                    # the optional SFT warm-up
+    job.evaluate("after_sft")
+    job.grpo()                   # TRL's GRPOTrainer with the kit's multi-turn rollout
+    job.evaluate("after_grpo")
+    job.finish()                 # reward_curve.png and summary.json
+
+`train(cfg)` runs exactly these steps; notebook 01 runs them one cell at a time, so the two write
+the same run folder.
 """
 
 from __future__ import annotations
@@ -12,13 +20,12 @@ import json
 import logging
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kit.config import KitConfig, save_config
 from kit.environment import make_environment
-from kit.evaluate import evaluate_with_generator
-from kit.generation.transformers_gen import TransformersGenerator
+from kit.evaluate import Evaluation, evaluate_model
 from kit.models import load_policy, load_tokenizer, resolve_model
 from kit.runlog import RunFolder
 from kit.versions import versions
@@ -26,22 +33,93 @@ from kit.versions import versions
 log = logging.getLogger(__name__)
 
 
-def _success(cfg: KitConfig, stage: str, model, tokenizer, env, tasks) -> dict[str, Any] | None:
-    if not tasks:
-        return None
-    max_tokens = int(cfg.grpo.get("max_completion_length", 256))
-    was_training = model.training
-    model.eval()
-    started = time.perf_counter()
-    report, _ = evaluate_with_generator(
-        cfg, TransformersGenerator.for_model(model, tokenizer), tokenizer, env, tasks, max_tokens
-    )
-    model.train(was_training)
-    log.info(
-        "%s: success %.1f%% on %d validation tasks (%.0f s)",
-        stage, 100 * report["success_rate"], report["n"], time.perf_counter() - started,
-    )  # fmt: skip
-    return report
+class TrainingJob:
+    """One run of a recipe: the objects it needs, its stages, and the summary they fill in."""
+
+    def __init__(self, cfg: KitConfig, run: RunFolder | None = None) -> None:
+        from transformers import set_seed
+
+        self.started = time.perf_counter()
+        set_seed(cfg.run.seed)
+        self.cfg = cfg
+        self.run = run or RunFolder(cfg.run.output_dir).create()
+        save_config(cfg, self.run.path / "config.yaml")
+        self.model_dir = resolve_model(cfg.model.name_or_path)
+        self.tokenizer = load_tokenizer(cfg.model, self.model_dir)
+        self.env = make_environment(cfg.env)
+        self.train_tasks = self.env.load_tasks(cfg.env.train_file, limit=cfg.env.max_train_rows)
+        self.eval_tasks = (
+            self.env.load_tasks(cfg.env.eval_file, limit=cfg.run.eval_tasks) if cfg.run.eval_tasks else []
+        )
+        self.model = load_policy(cfg.model, self.model_dir)
+        self.trainer = None
+        self.summary: dict[str, Any] = {
+            "recipe": cfg.recipe,
+            "model": self.model_dir,
+            "train_tasks": len(self.train_tasks),
+            "versions": versions(),
+            "seconds": {},
+        }
+
+    def _timed(self, stage: str, started: float) -> float:
+        seconds = self.summary["seconds"][stage] = round(time.perf_counter() - started, 1)
+        return seconds
+
+    def evaluate(self, stage: str) -> Evaluation | None:
+        """Greedy success of the current policy on the validation tasks, stored under `stage`."""
+        if not self.eval_tasks:
+            return None
+        started = time.perf_counter()
+        result = evaluate_model(self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks)
+        self.summary[stage] = result.report
+        seconds = self._timed(f"{stage}_eval", started)
+        report = result.report
+        log.info("%s: success %.1f%% on %d validation tasks (%.0f s)", stage, 100 * report["success_rate"],
+                 report["n"], seconds)  # fmt: skip
+        return result
+
+    def sft(self) -> None:
+        """The SFT warm-up on demonstrations from the ground truth (`sft` section)."""
+        from kit.sft import sft_warmup
+
+        started = time.perf_counter()
+        self.model = sft_warmup(self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run)
+        self._timed("sft", started)
+
+    def grpo(self, callbacks: Sequence[Any] = ()):
+        """GRPO with TRL's GRPOTrainer; saves the trained policy to the run folder's final/."""
+        from kit.trainer import build_trainer
+
+        self.trainer = build_trainer(
+            self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run
+        )
+        for callback in callbacks:
+            self.trainer.add_callback(callback)
+        self.summary["generation"] = self.trainer.generation_setup.describe()
+        self.summary["generation_mode"] = self.cfg.generation.mode
+        started = time.perf_counter()
+        self.trainer.train()
+        self._timed("grpo", started)
+        self.summary["grpo_steps"] = self.trainer.state.global_step
+        sync_seconds = getattr(getattr(self.trainer, "vllm_generation", None), "seconds", None)
+        if sync_seconds:
+            self.summary["weight_sync_seconds_median"] = round(statistics.median(sync_seconds), 3)
+        self.model = self.trainer.model
+        self.model.config.use_cache = True  # saved for inference, not for training
+        self.trainer.save_model(str(self.run.final_model))
+        self.tokenizer.save_pretrained(str(self.run.final_model))
+        return self.trainer
+
+    def finish(self) -> dict[str, Any]:
+        """Write reward_curve.png and summary.json; returns the summary."""
+        steps = self.run.training_steps()
+        self.summary["reward_first_last"] = [steps[0]["reward"], steps[-1]["reward"]] if steps else None
+        if steps:
+            self.run.plot_rewards()
+        self._timed("total", self.started)
+        self.summary["run_folder"] = str(self.run.path)
+        self.run.summary_file.write_text(json.dumps(self.summary, indent=2) + "\n")
+        return self.summary
 
 
 @contextlib.contextmanager
@@ -53,87 +131,42 @@ def started_server(cfg: KitConfig, run: RunFolder) -> Iterator[KitConfig]:
         return
     from kit.serve import VLLMServer
 
-    server = VLLMServer(cfg, run.server_log)
-    with server:
+    with VLLMServer(cfg, run.server_log) as server:
         yield dataclasses.replace(cfg, generation=dataclasses.replace(cfg.generation, server_url=server.url))
 
 
 def train(cfg: KitConfig) -> dict[str, Any]:
     """Run the recipe; returns the summary also written to the run folder's summary.json."""
     run = RunFolder(cfg.run.output_dir).create()
-    save_config(cfg, run.path / "config.yaml")
     with started_server(cfg, run) as cfg:
-        return _train(cfg, run)
-
-
-def _train(cfg: KitConfig, run: RunFolder) -> dict[str, Any]:
-    from transformers import set_seed
-
-    from kit.sft import sft_warmup
-    from kit.trainer import build_trainer
-
-    started = time.perf_counter()
-    set_seed(cfg.run.seed)
-    model_dir = resolve_model(cfg.model.name_or_path)
-    tokenizer = load_tokenizer(cfg.model, model_dir)
-    env = make_environment(cfg.env)
-    train_tasks = env.load_tasks(cfg.env.train_file, limit=cfg.env.max_train_rows)
-    eval_tasks = env.load_tasks(cfg.env.eval_file, limit=cfg.run.eval_tasks) if cfg.run.eval_tasks else []
-    model = load_policy(cfg.model, model_dir)
-    summary: dict[str, Any] = {
-        "recipe": cfg.recipe,
-        "model": model_dir,
-        "train_tasks": len(train_tasks),
-        "versions": versions(),
-    }
-
-    summary["base"] = _success(cfg, "base", model, tokenizer, env, eval_tasks)
-    if cfg.sft.enabled:
-        model = sft_warmup(cfg, model, tokenizer, env, train_tasks, run)
-        summary["after_sft"] = _success(cfg, "after_sft", model, tokenizer, env, eval_tasks)
-
-    trainer = build_trainer(cfg, model, tokenizer, env, train_tasks, run)
-    summary["generation"] = trainer.generation_setup.describe()
-    summary["generation_mode"] = cfg.generation.mode
-    grpo_started = time.perf_counter()
-    trainer.train()
-    summary["grpo_seconds"] = round(time.perf_counter() - grpo_started, 1)
-    summary["grpo_steps"] = trainer.state.global_step
-    sync_seconds = getattr(getattr(trainer, "vllm_generation", None), "seconds", None)
-    if sync_seconds:
-        summary["weight_sync_seconds_median"] = round(statistics.median(sync_seconds), 3)
-    trainer.model.config.use_cache = True  # saved for inference, not for training
-    trainer.save_model(str(run.final_model))
-    tokenizer.save_pretrained(str(run.final_model))
-    summary["after_grpo"] = _success(cfg, "after_grpo", trainer.model, tokenizer, env, eval_tasks)
-
-    steps = run.training_steps()
-    summary["reward_first_last"] = [steps[0]["reward"], steps[-1]["reward"]] if steps else None
-    if steps:
-        run.plot_rewards()
-    summary["total_seconds"] = round(time.perf_counter() - started, 1)
-    summary["run_folder"] = str(run.path)
-    run.summary_file.write_text(json.dumps(summary, indent=2) + "\n")
+        job = TrainingJob(cfg, run)
+        job.evaluate("base")
+        if cfg.sft.enabled:
+            job.sft()
+            job.evaluate("after_sft")
+        job.grpo()
+        job.evaluate("after_grpo")
+        summary = job.finish()
     print_summary(summary)
     return summary
 
 
 def print_summary(summary: dict[str, Any]) -> None:
     """A short human-readable report of a finished run."""
-    print(f"\n=== run finished: {summary['run_folder']} ({summary['total_seconds']} s) ===")
+    seconds = summary["seconds"]
+    print(f"\n=== run finished: {summary['run_folder']} ({seconds['total']} s) ===")
     for stage in ("base", "after_sft", "after_grpo"):
         report = summary.get(stage)
         if report:
             low, high = report["interval95"]
-            tiers = ", ".join(
-                f"{k} {v['success_rate']:.1%} (n={v['n']})" for k, v in report["by_tier"].items()
-            )
+            by_tier = report["by_tier"].items()
+            tiers = ", ".join(f"{k} {v['success_rate']:.1%} (n={v['n']})" for k, v in by_tier)
             print(
                 f"{stage:>11}: success {report['success_rate']:.1%} [95% {low:.1%}-{high:.1%}] on "
                 f"{report['n']} validation tasks; {tiers}"
             )
     if summary.get("reward_first_last"):
         first, last = summary["reward_first_last"]
-        steps, seconds = summary["grpo_steps"], summary["grpo_seconds"]
-        print(f"GRPO: {steps} steps in {seconds} s, mean reward {first:.3f} -> {last:.3f}")
+        steps = summary["grpo_steps"]
+        print(f"GRPO: {steps} steps in {seconds['grpo']} s, mean reward {first:.3f} -> {last:.3f}")
     print(f"model: {summary['run_folder']}/final   plot: {summary['run_folder']}/reward_curve.png")

@@ -164,7 +164,8 @@ class KitRollout:
         if log_metric is not None:
             for name, value in episode_metrics(episodes, rewards).items():
                 log_metric(name, value)
-        step = trainer_state.global_step if trainer_state is not None else -1
+        # A batch's episodes train optimizer step global_step + 1, the step metrics.jsonl logs them under.
+        step = trainer_state.global_step + 1 if trainer_state is not None else -1
         self.run.append_trajectories(step, tasks, episodes, rewards)
         return rewards
 

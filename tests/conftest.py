@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from kit.paths import PROJECT_ROOT
+
 REFERENCE = PROJECT_ROOT.parent / "shared" / "reference" / "workplace_assistant"
 KIT = [sys.executable, "-m", "kit"]
 

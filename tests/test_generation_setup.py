@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import runpy
+import sys
 
 import pytest
 
@@ -146,10 +147,12 @@ def test_builtin_plugin_imports_with_vllm_026_layout():
     from kit.tool_parsers.registry import BUILTIN_PLUGIN
     from kit.tool_parsers.vllm_shim import EXPORTS, stand_in_for_vllm
 
-    layout_026 = {k: v for k, v in EXPORTS.items() if k != "vllm.entrypoints.generate.base.protocol"}
+    newer = "vllm.entrypoints.generate.base.protocol"
+    layout_026 = {k: v for k, v in EXPORTS.items() if k != newer}
     with stand_in_for_vllm(layout_026) as manager:
+        sys.modules[newer] = None  # blocks the import, even where the real vLLM 0.32 is installed
         with pytest.raises(ImportError):
-            __import__("vllm.entrypoints.generate.base.protocol")
+            __import__(newer)
         runpy.run_path(str(BUILTIN_PLUGIN))
     assert set(manager.tool_parsers) == {"hermes", "json", "kit"}
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import nbformat
 import pytest
+from conftest import PROJECT_ROOT
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 BUILD = PROJECT_ROOT / "build" / "notebooks"
 SMOKE_RUNS = "../runs/ci_notebooks"

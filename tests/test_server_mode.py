@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import threading
 import time
 
@@ -23,6 +22,7 @@ from kit.generation.base import Sampling
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import load_policy, load_tokenizer
+from kit.net import free_port
 from kit.rollout import ToolMessageEncoder
 from kit.runlog import RunFolder
 from kit.serve import VLLMServer
@@ -30,12 +30,6 @@ from kit.trainer import build_trainer
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _config(model_dir: str, port: int, run_dir, *extra: str):
@@ -61,7 +55,7 @@ def _config(model_dir: str, port: int, run_dir, *extra: str):
 @pytest.fixture(scope="module")
 def server(demo_model_dir, tmp_path_factory):
     caller_dir = tool_caller(demo_model_dir, "bracket")
-    port = _free_port()
+    port = free_port()
     run_dir = tmp_path_factory.mktemp("server_run")
     cfg = _config(caller_dir, port, run_dir)
     with VLLMServer(cfg, RunFolder(run_dir).server_log, model=demo_model_dir) as running:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from kit.paths import PROJECT_ROOT
+
 SKY_VENV = PROJECT_ROOT / ".venv-sky"
 PROBE = Path(__file__).with_name("_sky_probe.py")
 

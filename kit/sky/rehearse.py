@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import threading
@@ -24,28 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.config import ConfigError, load_config
+from kit.net import free_port
 from kit.processes import stop_process_group
 
 SYNC_LINE = re.compile(r"weight sync \(reload from .*\): [\d.]+ s")
 SERVER_READY = "vLLM server ready at"
-
-
-def _free_port(span: int = 1) -> int:
-    """A port p such that p..p+span-1 are free now (the server takes p, its control endpoint p+1)."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port + span > 65535:
-            continue
-        try:
-            for offset in range(1, span):
-                with socket.socket() as other:
-                    other.bind(("127.0.0.1", port + offset))
-        except OSError:
-            continue
-        return port
-    raise RuntimeError("no free local port found")
 
 
 @dataclass
@@ -135,8 +117,8 @@ def rehearse(
     log_dir.mkdir(parents=True, exist_ok=True)
     metrics, trajectories = run_dir / "metrics.jsonl", run_dir / "trajectories.jsonl"
     seen = {path: path.stat().st_size if path.is_file() else 0 for path in (metrics, trajectories)}
-    port = _free_port(span=2)
-    trainer_port = next(p for p in iter(_free_port, None) if p not in (port, port + 1))
+    port = free_port(span=2)
+    trainer_port = next(p for p in iter(free_port, None) if p not in (port, port + 1))
     base_env = {
         **os.environ,
         "SKYPILOT_NODE_IPS": "\n".join(["127.0.0.1"] * nodes),

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kit.paths import resolve_path
 from kit.tool_parsers import vllm_shim
 from kit.tool_parsers.result import ToolParserError
 
@@ -64,7 +65,7 @@ def vllm_request(tools: list[dict[str, Any]] | None) -> Any:
 
 def load_plugin(path: str | Path) -> LoadedPlugin:
     """Execute a plugin file once (again after it changes) and return what it registered."""
-    resolved = Path(path).expanduser().resolve()
+    resolved = Path(resolve_path(str(Path(path).expanduser()))).resolve()
     if not resolved.is_file():
         raise ToolParserError(
             f"Tool parser plugin file not found: {path}. Point rollout.tool_parser_plugin "

@@ -1,0 +1,115 @@
+"""What the notebooks and reports compute from runs: success tables, failure classes, token segments,
+rollout timings. Pure functions over reports, trajectory records and episodes; `kit.notebook` shows them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def success_table(reports: dict[str, dict[str, Any]]) -> Any:
+    """One DataFrame: success rate overall, per category and per tier, one column per report."""
+    import pandas as pd
+
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for label, report in reports.items():
+        if not report:
+            continue
+        groups = [("all", {"all": report})]
+        groups += [("category", report.get("by_category", {})), ("tier", report.get("by_tier", {}))]
+        for group, entries in groups:
+            for key, entry in entries.items():
+                rows.setdefault((group, key), {})[label] = f"{entry['success_rate']:.0%} (n={entry['n']})"
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["group", "value"])
+    return frame.fillna("-")
+
+
+def _normalised_calls(calls: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+    out = []
+    for call in calls:
+        arguments = call.get("arguments", {})
+        if isinstance(arguments, str):
+            with contextlib.suppress(ValueError):
+                arguments = json.loads(arguments)
+        out.append((call.get("name", ""), json.dumps(arguments, sort_keys=True, default=str)))
+    return out
+
+
+def classify_episode(record: dict[str, Any]) -> str:
+    """One label per episode: success, parse_failure, tool_error, no_call, wrong_tool, wrong_arguments,
+    or wrong_calls (right tools and arguments but not the ground truth's effect, e.g. order or count)."""
+    if record.get("reward", 0.0) >= 1.0:
+        return "success"
+    if record.get("parse_failures"):
+        return "parse_failure"
+    if record.get("tool_errors"):
+        return "tool_error"
+    calls = _normalised_calls(record.get("tool_calls", []))
+    truth = _normalised_calls(record.get("ground_truth", []))
+    if not calls:
+        return "no_call"
+    if {name for name, _ in calls} != {name for name, _ in truth}:
+        return "wrong_tool"
+    if sorted(calls) != sorted(truth):
+        return "wrong_arguments"
+    return "wrong_calls"
+
+
+def failure_counts(records: Sequence[dict[str, Any]], by: str | None = None) -> Any:
+    """A DataFrame counting `classify_episode` labels, overall or split by a task field (category, tier)."""
+    import pandas as pd
+
+    if by is None:
+        counts = Counter(classify_episode(r) for r in records)
+        frame = pd.DataFrame({"episodes": counts}).sort_values("episodes", ascending=False)
+        frame["share"] = (frame["episodes"] / max(len(records), 1)).map("{:.0%}".format)
+        return frame
+    table: dict[str, Counter] = {}
+    for record in records:
+        table.setdefault(str(record.get("task", {}).get(by)), Counter())[classify_episode(record)] += 1
+    return pd.DataFrame(table).fillna(0).astype(int).T.sort_index()
+
+
+def token_segments(episode, tokenizer) -> list[dict[str, Any]]:
+    """The completion of a token-exact episode cut into runs of sampled (loss) and tool (masked) ids."""
+    segments: list[dict[str, Any]] = []
+    for token, mask in zip(episode.completion_ids, episode.env_mask, strict=True):
+        source = "sampled by the policy (loss)" if mask else "tool result (masked)"
+        if segments and segments[-1]["source"] == source:
+            segments[-1]["ids"].append(token)
+        else:
+            segments.append({"source": source, "ids": [token]})
+    return [
+        {"source": s["source"], "tokens": len(s["ids"]), "text": tokenizer.decode(s["ids"])} for s in segments
+    ]
+
+
+def time_rollouts(cfg, generator, tokenizer, env, tasks, max_tokens: int, label: str) -> dict[str, Any]:
+    """Greedy rollouts of `tasks` with one generator, timed: episodes/s and generated tokens/s."""
+    from kit.generation.base import Sampling
+    from kit.rollout import RolloutSettings, ToolMessageEncoder, run_episodes
+    from kit.tool_parsers import load_parser
+
+    parser = load_parser(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer)
+    settings = RolloutSettings(cfg.rollout.max_turns, max_tokens, cfg.rollout.max_tool_output_chars)
+    started = time.perf_counter()
+    episodes = run_episodes(
+        tasks, generator, Sampling(temperature=0.0), parser, ToolMessageEncoder(tokenizer), env.new_sandbox,
+        settings,
+    )  # fmt: skip
+    seconds = time.perf_counter() - started
+    tokens = sum(e.generated_tokens for e in episodes)
+    return {
+        "generator": label,
+        "episodes": len(episodes),
+        "generated_tokens": tokens,
+        "seconds": round(seconds, 2),
+        "episodes_per_s": round(len(episodes) / seconds, 2),
+        "tokens_per_s": round(tokens / seconds, 1),
+    }

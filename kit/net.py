@@ -1,0 +1,24 @@
+"""Local ports for the servers the kit starts (notebooks, benchmarks, tests, the SkyPilot rehearsal)."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port(span: int = 1) -> int:
+    """A port p of 127.0.0.1 such that p..p+span-1 are free now (a server and its control endpoint
+    take two)."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if port + span > 65535:
+            continue
+        try:
+            for offset in range(1, span):
+                with socket.socket() as other:
+                    other.bind(("127.0.0.1", port + offset))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free local port found")

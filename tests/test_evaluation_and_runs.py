@@ -1,0 +1,142 @@
+"""Evaluation, the SFT warm-up, the run folder and episode classification, each tested directly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import PROJECT_ROOT
+from tool_models import TASK_OVERRIDES, tool_caller
+
+from kit.analysis import classify_episode
+from kit.config import load_config
+from kit.environment import make_environment
+from kit.evaluate import evaluate_model, summarize, wilson_interval
+from kit.models import load_policy, load_tokenizer
+from kit.runlog import RunFolder
+from kit.sft import demonstration, tokenize_demonstration
+
+PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
+
+# ---------------------------------------------------------------- intervals and summaries
+
+
+@pytest.mark.parametrize(
+    ("successes", "n", "low", "high"),
+    [(0, 24, 0.0, 0.1380), (12, 24, 0.3143, 0.6857), (24, 24, 0.8620, 1.0), (145, 200, 0.6593, 0.7822)],
+)
+def test_wilson_interval(successes, n, low, high):
+    assert wilson_interval(successes, n) == pytest.approx((low, high), abs=1e-4)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_summary_counts_each_tier_and_category():
+    cfg = load_config("cpu_demo", ["env.tiers=[easy, medium]"])
+    tasks = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=20)
+    rewards = [1.0 if i % 3 == 0 else 0.0 for i in range(len(tasks))]
+    report = summarize(tasks, rewards)
+    assert report["n"] == 20 and report["success_rate"] == pytest.approx(7 / 20)
+    for group in ("by_tier", "by_category"):
+        assert sum(entry["n"] for entry in report[group].values()) == 20
+        successes = sum(round(entry["success_rate"] * entry["n"]) for entry in report[group].values())
+        assert successes == 7
+    low, high = report["interval95"]
+    assert low < report["success_rate"] < high
+
+
+# ---------------------------------------------------------------- SFT warm-up + evaluation, real model
+
+
+def test_demonstrations_train_only_on_what_the_assistant_wrote(demo_model_dir):
+    cfg = load_config("cpu_demo")
+    tokenizer = load_tokenizer(cfg.model, demo_model_dir)
+    env = make_environment(cfg.env)
+    task = next(t for t in env.load_tasks(cfg.env.train_file, limit=20) if t.ground_truth)
+    messages = demonstration(task, env)
+    row = tokenize_demonstration(tokenizer, messages, task.tools)
+    trained = tokenizer.decode(
+        [t for t, m in zip(row["input_ids"], row["assistant_masks"], strict=True) if m]
+    )
+    assert task.ground_truth[0]["name"] in trained  # the call is trained on
+    tool_results = [m["content"] for m in messages if m["role"] == "tool"]
+    assert tool_results and all(result[:40] not in trained for result in tool_results)
+    assert task.messages[-1]["content"][:40] not in trained  # the user's request is not
+
+
+@pytest.mark.slow
+def test_sft_warm_up_teaches_a_call_format_evaluation_measures_it(demo_model_dir):
+    caller_dir = tool_caller(demo_model_dir, "bracket")  # the kit's SFT warm-up, 8 steps
+    cfg = load_config(
+        "cpu_demo",
+        [*TASK_OVERRIDES, "rollout.tool_parser=bracket_call", f"rollout.tool_parser_plugin={PLUGIN}",
+         "grpo.max_completion_length=96", "rollout.max_turns=2"],
+    )  # fmt: skip
+    env = make_environment(cfg.env)
+    tasks = env.load_tasks(cfg.env.eval_file, limit=6)
+    tokenizer = load_tokenizer(cfg.model, demo_model_dir)
+    base = evaluate_model(cfg, load_policy(cfg.model, demo_model_dir), tokenizer, env, tasks)
+    warmed = evaluate_model(cfg, load_policy(cfg.model, caller_dir), tokenizer, env, tasks)
+    assert not any(e.tool_calls for e in base.episodes)  # the base model never writes this format
+    assert sum(len(e.tool_calls) for e in warmed.episodes) >= len(tasks) // 2
+    # One scoring: the report's rate is the mean of the returned rewards, which are the env's outcome.
+    assert warmed.rewards == [
+        env.outcome(t, e.tool_calls) for t, e in zip(tasks, warmed.episodes, strict=True)
+    ]
+    assert warmed.report["success_rate"] == pytest.approx(
+        sum(r >= 1 for r in warmed.rewards) / len(tasks), 1e-3
+    )
+
+
+# ---------------------------------------------------------------- the run folder
+
+
+def test_run_folder_keeps_steps_and_trajectories_apart(tmp_path):
+    run = RunFolder(tmp_path / "run").create()
+    run.append_metrics({"phase": "sft", "train_loss": 1.2})
+    run.append_metrics({"step": 1, "reward": 0.25, "episode/success_rate": 0.25})
+    run.append_metrics({"step": 2, "reward": 0.5, "episode/success_rate": 0.5})
+    run.append_metrics({"step": 2, "train_runtime": 10.0})
+    assert [m["step"] for m in run.training_steps()] == [1, 2]
+    cfg = load_config("cpu_demo")
+    tasks = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=2)
+    from kit.rollout import Episode
+
+    episodes = [Episode(prompt_ids=[1], completion_ids=[2, 3], env_mask=[1, 1], turns=1) for _ in tasks]
+    run.append_trajectories(1, tasks, episodes, [1.0, 0.0])
+    records = run.trajectories()
+    assert [r["reward"] for r in records] == [1.0, 0.0] and {r["step"] for r in records} == {1}
+    assert records[0]["completion_tokens"] == 2 and records[0]["task"] == tasks[0].info
+    assert run.plot_rewards().stat().st_size > 1000
+    for line in run.metrics_file.read_text().splitlines():
+        json.loads(line)
+
+
+# ---------------------------------------------------------------- episode classification
+
+
+def _call(name, arguments):
+    return {"name": name, "arguments": arguments}
+
+
+_TRUTH = [_call("email_delete_email", {"email_id": "00000001"})]
+
+
+@pytest.mark.parametrize(
+    ("record", "label"),
+    [
+        ({"reward": 1.0, "tool_calls": _TRUTH, "ground_truth": _TRUTH}, "success"),
+        ({"reward": 0.0, "parse_failures": 1, "tool_calls": [], "ground_truth": _TRUTH}, "parse_failure"),
+        ({"reward": 0.0, "tool_errors": 1, "tool_calls": _TRUTH, "ground_truth": _TRUTH}, "tool_error"),
+        ({"reward": 0.0, "tool_calls": [], "ground_truth": _TRUTH}, "no_call"),
+        ({"reward": 0.0, "tool_calls": [_call("email_search_emails", {})], "ground_truth": _TRUTH},
+         "wrong_tool"),
+        ({"reward": 0.0, "tool_calls": [_call("email_delete_email", {"email_id": "2"})],
+          "ground_truth": _TRUTH}, "wrong_arguments"),
+        # right tool and arguments (given as a JSON string), yet not the ground truth's effect
+        ({"reward": 0.0, "tool_calls": [_call("email_delete_email", '{"email_id": "00000001"}')],
+          "ground_truth": _TRUTH}, "wrong_calls"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)  # fmt: skip
+def test_classify_episode(record, label):
+    assert classify_episode(record) == label
