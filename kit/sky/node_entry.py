@@ -5,8 +5,8 @@ One node (`num_nodes: 1`), G GPUs:
         then `accelerate launch` of `kit train` on GPUs K..G-1 in server mode; the server stops after.
     KIT_SERVER_GPUS=0: `accelerate launch` of `kit train` on all G GPUs with vLLM colocated.
 Several nodes (N >= 2):
-    rank 0: `kit serve --host 0.0.0.0` on all its GPUs, until the trainers report done on the control
-        port (KIT_SERVER_PORT + 1) or the server dies;
+    rank 0: `kit serve --host <IP of node 0>` on all its GPUs, until the trainers report done on the
+        control port (KIT_SERVER_PORT + 1, same address) or the server dies;
     rank r >= 1: wait for rank 0's /health, then `accelerate launch --num_machines N-1 --machine_rank r-1
         --main_process_ip <IP of node 1> --num_processes (N-1)*G -m kit train ... generation.mode=server
         generation.server_url=http://<IP of node 0>:PORT`; rank 1 reports done to rank 0 afterwards.
@@ -15,6 +15,10 @@ Settings come from the task's envs (flags override them): KIT_RECIPE, KIT_OVERRI
 dotted overrides), KIT_OUTPUT_DIR, KIT_SERVER_GPUS, KIT_SERVER_PORT, KIT_ACCELERATE_CONFIG (fsdp, zero3,
 cpu_multi or a path), KIT_TRAINER_PORT (accelerate's main process port, 29500), KIT_HEALTH_TIMEOUT.
 When WANDB_API_KEY is set, the trainer reports to W&B (`grpo.report_to=wandb`, overridable).
+
+Binding: the single-node server listens on 127.0.0.1; rank 0 of a multi-node task binds the server and
+the control port to its own address from SKYPILOT_NODE_IPS (the cluster's private network), never to
+every interface, so only the cluster's nodes reach them.
 """
 
 from __future__ import annotations
@@ -233,6 +237,7 @@ class NodePlan:
     trainer: Command | None = None
     notify_url: str | None = None
     control_port: int | None = None  # rank 0 of a multi-node task: listen here for the trainers' "done"
+    control_host: str = "127.0.0.1"  # the control port's address (rank 0: its private IP)
 
     def lines(self) -> list[str]:
         """The plan as printed by --print-only: comments, then one `role: ...` line per step."""
@@ -241,7 +246,8 @@ class NodePlan:
             out.append(f"server: {self.server.shell()}")
         if self.control_port is not None:
             out.append(
-                f"control: listen on 0.0.0.0:{self.control_port}, stop the server when the trainers are done"
+                f"control: listen on {self.control_host}:{self.control_port}, stop the server when the "
+                "trainers are done"
             )
         if self.wait_url:
             out.append(f"wait: {self.wait_url}")
@@ -282,7 +288,7 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
         (lambda ids: {}) if settings.cpu else (lambda ids: {"CUDA_VISIBLE_DEVICES": ",".join(map(str, ids))})
     )
 
-    def server(ids: list[int]) -> Command:
+    def server(host: str, ids: list[int]) -> Command:
         dp = [] if settings.cpu else [f"serve.data_parallel_size={layout.data_parallel}"]
         argv = [
             py,
@@ -291,7 +297,7 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
             "serve",
             *kit_config,
             "--host",
-            "0.0.0.0",
+            host,
             "--port",
             str(settings.port),
             *common,
@@ -325,14 +331,14 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
         if layout.colocate:
             plan.trainer = trainer(None, 0, None, gpus)
         else:
-            plan.server = server(gpus[: layout.server_gpus])
+            plan.server = server("127.0.0.1", gpus[: layout.server_gpus])
             plan.wait_url = f"http://127.0.0.1:{settings.port}/health"
             plan.trainer = trainer(f"http://127.0.0.1:{settings.port}", 0, None, gpus[layout.server_gpus :])
         return plan
     head, first_trainer = cluster.ips[0], cluster.ips[1]
     if cluster.rank == 0:
-        plan.server = server(gpus)
-        plan.control_port = settings.control_port
+        plan.server = server(head, gpus)
+        plan.control_port, plan.control_host = settings.control_port, head
         return plan
     plan.wait_url = f"http://{head}:{settings.port}/health"
     plan.trainer = trainer(f"http://{head}:{settings.port}", cluster.rank - 1, first_trainer, gpus)
@@ -387,7 +393,7 @@ def _notify_done(url: str, code: int) -> None:
 class _DoneListener:
     """A tiny HTTP endpoint on rank 0: the trainers' leader POSTs {"rc": N} to /done when training ends."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, host: str, port: int) -> None:
         self.event = threading.Event()
         self.code = 0
         listener = self
@@ -407,7 +413,7 @@ class _DoneListener:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+        self.server = ThreadingHTTPServer((host, port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
@@ -423,7 +429,7 @@ def run_plan(plan: NodePlan, health_timeout: float) -> int:
     listener = None
     try:
         if plan.control_port is not None:
-            listener = _DoneListener(plan.control_port)
+            listener = _DoneListener(plan.control_host, plan.control_port)
         if plan.server:
             server = _start(plan.server)
         if plan.wait_url:

@@ -6,9 +6,9 @@ fetches the clouds' catalogs.
 
 The kit: the recipe in KIT_RECIPE exists and loads with KIT_OVERRIDES and the node entry's own overrides;
 its dry-run plan has no problem for the trainer processes the layout gives; the GPUs split between
-server and trainers (KIT_SERVER_GPUS, serve.tensor_parallel_size, num_nodes); the server port is
-declared; WANDB_API_KEY and HF_TOKEN come through `secrets:` with no inline value; `setup:` installs
-environment.yml; `run:` is the node entry.
+server and trainers (KIT_SERVER_GPUS, serve.tensor_parallel_size, num_nodes); `resources.ports` opens
+neither the vLLM server's port nor its control port to the internet; WANDB_API_KEY and HF_TOKEN come
+through `secrets:` with no inline value; `setup:` installs environment.yml; `run:` is the node entry.
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kit.sky.launcher import PROJECT_ROOT, LauncherNotFound, ParsedTask, parse_task_yamls
+
+if TYPE_CHECKING:
+    from kit.sky.node_entry import EntrySettings
 
 REQUIRED_SECRETS = ("WANDB_API_KEY", "HF_TOKEN")
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
@@ -103,6 +107,33 @@ def _check_task_text(task: ParsedTask, report: Report) -> None:
         report.errors.append("workdir: is not set; the nodes need the repo (workdir: .) to run the kit.")
 
 
+def _opens(ports: list[str], port: int) -> bool:
+    """Whether SkyPilot port specs ("8000", "8000-8010") include `port`."""
+    for spec in ports:
+        low, _, high = spec.partition("-")
+        if int(low) <= port <= int(high or low):
+            return True
+    return False
+
+
+def _check_ports(task: ParsedTask, settings: EntrySettings, report: Report) -> None:
+    """`ports:` makes SkyPilot open a port to the internet; the server's endpoints must stay private."""
+    guarded = {
+        8000: "the kit's default vLLM server port",
+        settings.port: "the vLLM server's port, KIT_SERVER_PORT",
+        settings.control_port: "the node entry's control port",
+    }
+    opened = [spec for resources in task.resources for spec in resources["ports"]]
+    for port, what in sorted(guarded.items()):
+        if _opens(opened, port):
+            report.errors.append(
+                f"{task.path}: resources.ports opens port {port} ({what}) to the internet, where anyone "
+                "could overwrite the served weights or stop the server. Remove it from `ports:`: the "
+                "nodes of one cluster reach each other on the private network without it; to reach the "
+                "server yourself, forward it over SSH (`ssh -N -L PORT:SERVER_ADDRESS:PORT CLUSTER`)."
+            )
+
+
 def _check_kit(task: ParsedTask, report: Report) -> None:
     """The recipe, the layout and the plan, as the node entry would see them."""
     from kit.config import ConfigError, load_config
@@ -116,6 +147,7 @@ def _check_kit(task: ParsedTask, report: Report) -> None:
     except NodeEntryError as error:
         report.errors.append(str(error))
         return
+    _check_ports(task, settings, report)
     common = [
         *([f"run.output_dir={settings.output_dir}"] if settings.output_dir else []),
         *settings.overrides,
@@ -145,13 +177,6 @@ def _check_kit(task: ParsedTask, report: Report) -> None:
                 f"runs {layout.data_parallel} ({layout.server_gpus} GPUs / tensor parallel "
                 f"{cfg.serve.tensor_parallel_size})."
             )
-        for resources in task.resources:
-            if str(settings.port) not in resources["ports"]:
-                report.errors.append(
-                    f"resources.ports does not declare the vLLM server port {settings.port} "
-                    f"(KIT_SERVER_PORT): add `ports: {settings.port}` so `sky status --endpoint` reaches it."
-                )
-                break
     mode = (
         ["generation.mode=colocate"]
         if layout.colocate
