@@ -8,8 +8,9 @@ run folder logged before tuning anything else: `frac_reward_zero_std` (groups wh
 equal teach nothing), `entropy` (a near-deterministic policy samples the same episode eight times),
 `sampling/importance_sampling_ratio/*` (generator vs trainer logprobs), `episode/*`.
 
-The recipe's SFT warm-up runs first when it is enabled (the base model never calls a tool); pass
-`--model DIR` to start from an already warmed-up model instead. The last line prints the verdict.
+The recipe's SFT warm-up runs first, on the whole training set, when it is enabled (the base model
+never calls a tool); pass `--model DIR` to start from an already warmed-up model instead. The last
+line prints the verdict.
 """
 
 from __future__ import annotations
@@ -36,20 +37,24 @@ def main() -> None:
     args = parser.parse_args()
 
     from kit.config import load_config
-    from kit.train import TrainingJob
+    from kit.runlog import RunFolder
+    from kit.train import TrainingJob, started_server
 
     work = tempfile.mkdtemp(prefix="learning_signal_")
     overrides = [
-        f"env.max_train_rows={args.tasks}", f"grpo.max_steps={args.steps}", "run.eval_tasks=0",
+        f"grpo.max_steps={args.steps}", "run.eval_tasks=0",
         "grpo.save_strategy='no'", f"run.output_dir={work}", *args.overrides,
     ]  # fmt: skip
     if args.model:
         overrides += [f"model.name_or_path={args.model}", "sft.enabled=false"]
     cfg = load_config(args.recipe, overrides)
-    job = TrainingJob(cfg)
-    if cfg.sft.enabled:
-        job.sft()
-    job.grpo()
+    run = RunFolder(work).create()
+    with started_server(cfg, run) as cfg:  # generation.start_server=true: kit serve for the run
+        job = TrainingJob(cfg, run)
+        if cfg.sft.enabled:
+            job.sft()  # on the whole training set
+        job.train_tasks = job.train_tasks[: args.tasks]  # GRPO sees only these
+        job.grpo()
     steps = job.run.training_steps()
     rewards = [round(m["reward"], 3) for m in steps]
     last = statistics.mean(rewards[-5:])

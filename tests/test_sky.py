@@ -233,7 +233,8 @@ def test_node_entry_trainer_ranks_join_one_accelerate_run(rank):
     assert _after(launch, "--main_process_port") == "29500"
     train = trainer[trainer.index("kit") - 1 :]
     assert train[:5] == ["-m", "kit", "train", "--config", "nemotron_nano_9b_multinode"]
-    assert train[-2:] == ["generation.mode=server", "generation.server_url=http://10.0.0.1:8000"]
+    # The recipe's own mode (server); the layout adds the URL, and NCCL for a server on other GPUs.
+    assert train[-2:] == ["generation.server_url=http://10.0.0.1:8000", "generation.weight_sync=nccl"]
     assert "run.output_dir=/checkpoints/run" in train
     assert (_step(lines, "notify") == "http://10.0.0.1:8001/done") == (rank == 1)
 
@@ -251,12 +252,33 @@ def test_node_entry_single_node_splits_the_gpus(cli):
 
 def test_node_entry_colocate_uses_every_gpu_for_the_trainer(cli):
     lines = _entry(
-        cli, 0, 1, 8, "--server-gpus", "0", "--accelerate-config", "zero3", KIT_RECIPE="qwen3_4b_8gpu"
-    )
+        cli, 0, 1, 8, "--server-gpus", "0", "--accelerate-config", "zero3", KIT_RECIPE="qwen3_4b_8gpu",
+        KIT_OVERRIDES="generation.mode=colocate",
+    )  # fmt: skip
     trainer = _step(lines, "trainer")
     assert _step(lines, "server") is None
     assert _after(trainer, "--num_processes") == "8" and trainer[-1] == "generation.mode=colocate"
+    assert not any(arg.startswith("generation.server_url") for arg in trainer)
     assert _after(trainer, "--config_file").endswith("kit/accelerate/zero3.yaml")
+
+
+@pytest.mark.parametrize(
+    ("args", "envs", "message"),
+    [
+        (("--server-gpus", "0"), {"KIT_RECIPE": "qwen3_4b_8gpu"},
+         "has generation.mode=server, but KIT_SERVER_GPUS=0"),
+        ((), {"KIT_RECIPE": "single_gpu", "KIT_SERVER_GPUS": "4"},
+         "has generation.mode=colocate, but this layout"),
+        (("--server-gpus", "0", "--accelerate-config", "zero3"),
+         {"KIT_RECIPE": "qwen3_4b_8gpu", "KIT_OVERRIDES": "generation.mode=transformers"}, "under ZeRO-3"),
+    ],
+    ids=["server-recipe-no-server", "colocate-recipe-with-server", "sharded-transformers"],
+)  # fmt: skip
+def test_node_entry_refuses_a_recipe_that_does_not_fit_the_layout(cli, args, envs, message):
+    env = {"SKYPILOT_NODE_RANK": "0", "SKYPILOT_NODE_IPS": "10.0.0.1", "SKYPILOT_NUM_NODES": "1",
+           "SKYPILOT_NUM_GPUS_PER_NODE": "8", **envs}  # fmt: skip
+    done = cli("sky", "node-entry", "--print-only", *args, env=env)
+    assert done.returncode != 0 and message in done.stderr, done.stdout + done.stderr
 
 
 def test_node_entry_rejects_inconsistent_skypilot_env(cli):

@@ -260,6 +260,63 @@ class NodePlan:
         return out
 
 
+def sharding_of(accelerate_config: Path) -> str | None:
+    """'FSDP' or 'ZeRO-3' when the accelerate config shards the model across processes, else None."""
+    import yaml
+
+    config = yaml.safe_load(accelerate_config.read_text()) or {}
+    kind = config.get("distributed_type")
+    if kind == "FSDP":
+        return "FSDP"
+    if kind == "DEEPSPEED" and (config.get("deepspeed_config") or {}).get("zero_stage") == 3:
+        return "ZeRO-3"
+    return None
+
+
+def trainer_config(
+    settings: EntrySettings,
+    layout: Layout,
+    common: list[str],
+    server_url: str | None,
+    accelerate_config: Path,
+):
+    """The trainer's config on this layout and the overrides it adds to the task's own, checked by the
+    generation resolver. The layout never changes the recipe's generation mode: a recipe that does not
+    fit the layout is an error naming both."""
+    from kit.config import load_config
+    from kit.generation.setup import resolve_generation
+
+    extra = [f"generation.server_url={server_url}"] if server_url else []
+    cfg = load_config(settings.recipe, [*common, *extra])
+    if server_url and not settings.cpu and cfg.generation.weight_sync == "auto":
+        # The layout puts the server on GPUs of its own; CUDA IPC, auto's choice for a server on this
+        # host, needs it on the trainer's GPU, so auto means NCCL here.
+        extra.append("generation.weight_sync=nccl")
+        cfg = load_config(settings.recipe, [*common, *extra])
+    mode = cfg.generation.mode
+    if not layout.colocate and mode != "server":
+        raise NodeEntryError(
+            f"The recipe {settings.recipe} has generation.mode={mode}, but this layout runs a vLLM server "
+            f"({layout.describe()}). Add generation.mode=server to KIT_OVERRIDES, or use one node with "
+            f"KIT_SERVER_GPUS=0 for a {mode} run."
+        )
+    if layout.colocate and mode == "server":
+        raise NodeEntryError(
+            f"The recipe {settings.recipe} has generation.mode=server, but KIT_SERVER_GPUS=0 starts no "
+            f"server ({layout.describe()}). Set KIT_SERVER_GPUS to the GPUs vLLM should serve on, or add "
+            "generation.mode=colocate to KIT_OVERRIDES."
+        )
+    setup = resolve_generation(
+        cfg,
+        on_gpu=not settings.cpu,
+        num_processes=layout.trainer_processes,
+        sharding=sharding_of(accelerate_config),
+    )
+    if setup.problems:
+        raise NodeEntryError(f"The recipe {settings.recipe} on this layout: " + " ".join(setup.problems))
+    return cfg, extra
+
+
 def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] | None = None) -> NodePlan:
     """The commands this node runs (pure: nothing is started). Loads the recipe to check it and read its
     serve.tensor_parallel_size."""
@@ -314,13 +371,11 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
         ]  # fmt: skip
         if main_ip is not None:
             launch += ["--main_process_ip", main_ip]
+        trained, extra = trainer_config(settings, layout, common, server_url, accelerate_config)
         reporting = (
-            ["grpo.report_to=wandb"] if env.get("WANDB_API_KEY") and "report_to" not in cfg.grpo else []
+            ["grpo.report_to=wandb"] if env.get("WANDB_API_KEY") and "report_to" not in trained.grpo else []
         )
-        mode = ["generation.mode=colocate"] if server_url is None else [
-            "generation.mode=server", f"generation.server_url={server_url}"
-        ]  # fmt: skip
-        argv = [*launch, "-m", "kit", "train", *kit_config, *reporting, *common, *mode]
+        argv = [*launch, "-m", "kit", "train", *kit_config, *reporting, *common, *extra]
         extra = (
             {"ACCELERATE_USE_CPU": "true"} if settings.cpu else gpu_env(ids) if cluster.num_nodes == 1 else {}
         )

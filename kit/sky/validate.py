@@ -138,7 +138,13 @@ def _check_kit(task: ParsedTask, report: Report) -> None:
     """The recipe, the layout and the plan, as the node entry would see them."""
     from kit.config import ConfigError, load_config
     from kit.plan import make_plan
-    from kit.sky.node_entry import EntrySettings, NodeEntryError, plan_layout, resolve_accelerate_config
+    from kit.sky.node_entry import (
+        EntrySettings,
+        NodeEntryError,
+        plan_layout,
+        resolve_accelerate_config,
+        trainer_config,
+    )
 
     gpus = _gpus_per_node(task, report)
     try:
@@ -177,13 +183,13 @@ def _check_kit(task: ParsedTask, report: Report) -> None:
                 f"runs {layout.data_parallel} ({layout.server_gpus} GPUs / tensor parallel "
                 f"{cfg.serve.tensor_parallel_size})."
             )
-    mode = (
-        ["generation.mode=colocate"]
-        if layout.colocate
-        else ["generation.mode=server", f"generation.server_url=http://node0:{settings.port}"]
-    )
-    cfg = load_config(settings.recipe, [*common, *mode])
-    plan = make_plan(cfg, num_processes=layout.trainer_processes, on_gpu=True)
+    server_url = None if layout.colocate else f"http://node0:{settings.port}"
+    try:
+        cfg, _ = trainer_config(settings, layout, common, server_url, accelerate_config)
+    except NodeEntryError as error:
+        report.errors.append(str(error))
+        return
+    plan = make_plan(cfg, num_processes=layout.trainer_processes, on_gpu=not settings.cpu)
     report.errors += [f"recipe {settings.recipe}: {e}" for e in plan.errors]
     report.warnings += [f"recipe {settings.recipe}: {w}" for w in plan.warnings]
     for label, text in plan.items:
