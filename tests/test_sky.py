@@ -19,8 +19,10 @@ import pytest
 import yaml
 from conftest import KIT, PROJECT_ROOT
 
+from kit.generation.vllm_server import VLLMServerClient
 from kit.sky.launcher import LauncherNotFound, launcher_python
-from kit.sky.node_entry import Command, Layout, NodePlan, plan_layout, run_plan, wait_for_health
+from kit.sky.node_entry import Command, Layout, NodePlan, plan_layout
+from kit.sky.node_run import run_plan
 
 SKY_DIR = PROJECT_ROOT / "sky"
 SINGLE = SKY_DIR / "grpo-single-node.yaml"
@@ -208,7 +210,7 @@ def test_control_listener_binds_the_plan_address(tmp_path):
                      control_host="127.0.0.2")  # fmt: skip
     serving = threading.Thread(target=lambda: run_plan(rank0, 60), daemon=True)
     serving.start()
-    wait_for_health(f"http://127.0.0.1:{port}/health", 30)
+    VLLMServerClient(f"http://127.0.0.1:{port}").wait_until_healthy(30)
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port + 1), timeout=5).close()
     request = urllib.request.Request(f"http://127.0.0.2:{port + 1}/done", data=b'{"rc": 0}')
@@ -312,7 +314,7 @@ def test_run_plan_orchestrates_real_processes(tmp_path):
     serving.start()
     marker = tmp_path / "trained"
     trainer = Command("trainer", [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('1')"])
-    rank1 = NodePlan(["rank 1"], layout, wait_url=f"http://127.0.0.1:{port}/health", trainer=trainer,
+    rank1 = NodePlan(["rank 1"], layout, wait_server=f"http://127.0.0.1:{port}", trainer=trainer,
                      notify_url=f"http://127.0.0.1:{port + 1}/done")  # fmt: skip
     assert run_plan(rank1, 60) == 0
     serving.join(timeout=60)

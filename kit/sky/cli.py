@@ -81,7 +81,7 @@ def _launch_command(args: argparse.Namespace) -> int:
 
 
 def _node_entry(args: argparse.Namespace) -> int:
-    from kit.sky.node_entry import node_entry_cli
+    from kit.sky.node_run import node_entry_cli
 
     return node_entry_cli(args)
 

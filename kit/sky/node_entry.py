@@ -23,28 +23,19 @@ every interface, so only the cluster's nodes reach them.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import subprocess
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-from kit.config import ConfigError
-from kit.processes import interrupt_on_sigterm, stop_process_group
-
-ACCELERATE_DIR = Path(__file__).resolve().parent.parent / "accelerate"
-
-
-class NodeEntryError(ConfigError):
-    """The SkyPilot environment or the KIT_* settings do not describe a runnable layout."""
+from kit.sky.layout import (
+    Layout,
+    NodeEntryError,
+    plan_layout,
+    resolve_accelerate_config,
+    trainer_config,
+)
 
 
 def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
@@ -133,87 +124,6 @@ class EntrySettings:
 
 
 @dataclass
-class Layout:
-    """Who does what: the server's GPUs and the trainer processes (also checked by `kit sky validate`)."""
-
-    num_nodes: int
-    gpus_per_node: int
-    server_gpus: int  # on node 0; 0 = vLLM colocated in the trainer
-    data_parallel: int
-    trainer_machines: int
-    trainer_processes: int
-
-    @property
-    def colocate(self) -> bool:
-        return self.server_gpus == 0
-
-    def describe(self) -> str:
-        if self.colocate:
-            return (
-                f"1 node x {self.gpus_per_node} GPUs: trainer on all of them, vLLM colocated in each process"
-            )
-        if self.num_nodes == 1:
-            return (
-                f"1 node x {self.gpus_per_node} GPUs: vLLM on GPUs 0-{self.server_gpus - 1} (data parallel "
-                f"{self.data_parallel}), trainer on GPUs {self.server_gpus}-{self.gpus_per_node - 1} "
-                f"({self.trainer_processes} processes)"
-            )
-        trainers = "node 1" if self.num_nodes == 2 else f"nodes 1-{self.num_nodes - 1}"
-        return (
-            f"{self.num_nodes} nodes x {self.gpus_per_node} GPUs: node 0 serves with vLLM (data parallel "
-            f"{self.data_parallel}); {trainers} train{'s' if self.num_nodes == 2 else ''} "
-            f"({self.trainer_processes} processes)"
-        )
-
-
-def plan_layout(num_nodes: int, gpus_per_node: int, server_gpus: int, tensor_parallel: int = 1) -> Layout:
-    """Split the cluster between the vLLM server and the trainers; raises NodeEntryError when it cannot."""
-    if num_nodes < 1 or gpus_per_node < 1:
-        raise NodeEntryError(
-            f"A cluster of {num_nodes} node(s) x {gpus_per_node} GPU(s) has nothing to run on."
-        )
-    if num_nodes == 1:
-        if server_gpus < 0 or server_gpus >= gpus_per_node:
-            raise NodeEntryError(
-                f"KIT_SERVER_GPUS={server_gpus} on one node of {gpus_per_node} GPUs leaves no GPU for the "
-                "trainer: "
-                f"use 1..{gpus_per_node - 1} for a vLLM server beside the trainer, or 0 to colocate vLLM."
-            )
-        trainer = gpus_per_node - server_gpus
-        machines = 1
-    else:
-        if server_gpus not in (0, gpus_per_node):
-            raise NodeEntryError(
-                f"KIT_SERVER_GPUS={server_gpus}: on {num_nodes} nodes, node 0 serves with all its "
-                f"{gpus_per_node} GPUs and the other nodes train; leave KIT_SERVER_GPUS unset (or 0) for "
-                "multi-node tasks."
-            )
-        server_gpus = gpus_per_node
-        machines = num_nodes - 1
-        trainer = machines * gpus_per_node
-    if server_gpus % tensor_parallel:
-        raise NodeEntryError(
-            f"The server's {server_gpus} GPUs are not a multiple of "
-            f"serve.tensor_parallel_size={tensor_parallel}."
-        )
-    return Layout(num_nodes, gpus_per_node, server_gpus, server_gpus // tensor_parallel, machines, trainer)
-
-
-def resolve_accelerate_config(name: str) -> Path:
-    """A path, or the name of a config shipped in kit/accelerate/ (fsdp, zero3, cpu_multi)."""
-    path = Path(name)
-    if path.is_file():
-        return path
-    shipped = ACCELERATE_DIR / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
-    if shipped.is_file():
-        return shipped
-    names = sorted(p.stem for p in ACCELERATE_DIR.glob("*.yaml"))
-    raise NodeEntryError(
-        f"Accelerate config {name!r} not found: not a file, and not one of the shipped {names}."
-    )
-
-
-@dataclass
 class Command:
     """One process the node runs: its argv and the environment variables it adds."""
 
@@ -233,7 +143,7 @@ class NodePlan:
     summary: list[str]
     layout: Layout
     server: Command | None = None
-    wait_url: str | None = None
+    wait_server: str | None = None  # the vLLM server to wait for (its /health) before training
     trainer: Command | None = None
     notify_url: str | None = None
     control_port: int | None = None  # rank 0 of a multi-node task: listen here for the trainers' "done"
@@ -249,8 +159,8 @@ class NodePlan:
                 f"control: listen on {self.control_host}:{self.control_port}, stop the server when the "
                 "trainers are done"
             )
-        if self.wait_url:
-            out.append(f"wait: {self.wait_url}")
+        if self.wait_server:
+            out.append(f"wait: {self.wait_server}/health")
         if self.trainer:
             out.append(f"trainer: {self.trainer.shell()}")
         if self.server and self.trainer:
@@ -258,63 +168,6 @@ class NodePlan:
         if self.notify_url:
             out.append(f"notify: {self.notify_url}")
         return out
-
-
-def sharding_of(accelerate_config: Path) -> str | None:
-    """'FSDP' or 'ZeRO-3' when the accelerate config shards the model across processes, else None."""
-    import yaml
-
-    config = yaml.safe_load(accelerate_config.read_text()) or {}
-    kind = config.get("distributed_type")
-    if kind == "FSDP":
-        return "FSDP"
-    if kind == "DEEPSPEED" and (config.get("deepspeed_config") or {}).get("zero_stage") == 3:
-        return "ZeRO-3"
-    return None
-
-
-def trainer_config(
-    settings: EntrySettings,
-    layout: Layout,
-    common: list[str],
-    server_url: str | None,
-    accelerate_config: Path,
-):
-    """The trainer's config on this layout and the overrides it adds to the task's own, checked by the
-    generation resolver. The layout never changes the recipe's generation mode: a recipe that does not
-    fit the layout is an error naming both."""
-    from kit.config import load_config
-    from kit.generation.setup import resolve_generation
-
-    extra = [f"generation.server_url={server_url}"] if server_url else []
-    cfg = load_config(settings.recipe, [*common, *extra])
-    if server_url and not settings.cpu and cfg.generation.weight_sync == "auto":
-        # The layout puts the server on GPUs of its own; CUDA IPC, auto's choice for a server on this
-        # host, needs it on the trainer's GPU, so auto means NCCL here.
-        extra.append("generation.weight_sync=nccl")
-        cfg = load_config(settings.recipe, [*common, *extra])
-    mode = cfg.generation.mode
-    if not layout.colocate and mode != "server":
-        raise NodeEntryError(
-            f"The recipe {settings.recipe} has generation.mode={mode}, but this layout runs a vLLM server "
-            f"({layout.describe()}). Add generation.mode=server to KIT_OVERRIDES, or use one node with "
-            f"KIT_SERVER_GPUS=0 for a {mode} run."
-        )
-    if layout.colocate and mode == "server":
-        raise NodeEntryError(
-            f"The recipe {settings.recipe} has generation.mode=server, but KIT_SERVER_GPUS=0 starts no "
-            f"server ({layout.describe()}). Set KIT_SERVER_GPUS to the GPUs vLLM should serve on, or add "
-            "generation.mode=colocate to KIT_OVERRIDES."
-        )
-    setup = resolve_generation(
-        cfg,
-        on_gpu=not settings.cpu,
-        num_processes=layout.trainer_processes,
-        sharding=sharding_of(accelerate_config),
-    )
-    if setup.problems:
-        raise NodeEntryError(f"The recipe {settings.recipe} on this layout: " + " ".join(setup.problems))
-    return cfg, extra
 
 
 def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] | None = None) -> NodePlan:
@@ -387,7 +240,7 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
             plan.trainer = trainer(None, 0, None, gpus)
         else:
             plan.server = server("127.0.0.1", gpus[: layout.server_gpus])
-            plan.wait_url = f"http://127.0.0.1:{settings.port}/health"
+            plan.wait_server = f"http://127.0.0.1:{settings.port}"
             plan.trainer = trainer(f"http://127.0.0.1:{settings.port}", 0, None, gpus[layout.server_gpus :])
         return plan
     head, first_trainer = cluster.ips[0], cluster.ips[1]
@@ -395,150 +248,8 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
         plan.server = server(head, gpus)
         plan.control_port, plan.control_host = settings.control_port, head
         return plan
-    plan.wait_url = f"http://{head}:{settings.port}/health"
+    plan.wait_server = f"http://{head}:{settings.port}"
     plan.trainer = trainer(f"http://{head}:{settings.port}", cluster.rank - 1, first_trainer, gpus)
     if cluster.rank == 1:
         plan.notify_url = f"http://{head}:{settings.control_port}/done"
     return plan
-
-
-# ---------------------------------------------------------------- running a plan
-
-
-def _say(message: str) -> None:
-    print(f"[kit node-entry] {message}", flush=True)
-
-
-def _start(command: Command) -> subprocess.Popen:
-    _say(f"{command.role}: {command.shell()}")
-    return subprocess.Popen(command.argv, env={**os.environ, **command.env}, start_new_session=True)
-
-
-def wait_for_health(url: str, timeout: float, alive=lambda: True, interval: float = 2.0) -> None:
-    """Poll `url` until it answers 200; raise NodeEntryError on timeout or when `alive()` turns False."""
-    deadline = time.monotonic() + timeout
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        if not alive():
-            raise NodeEntryError(f"The vLLM server exited before {url} answered; see its log.")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-                last = f"HTTP {response.status}"
-        except (urllib.error.URLError, OSError) as error:
-            last = str(error)
-        time.sleep(interval)
-    raise NodeEntryError(f"{url} did not answer within {timeout:.0f} s (last: {last}).")
-
-
-def _notify_done(url: str, code: int) -> None:
-    body = json.dumps({"rc": code}).encode()
-    for attempt in range(5):
-        try:
-            request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(request, timeout=10):
-                _say(f"told the server node that training finished (exit {code})")
-                return
-        except (urllib.error.URLError, OSError) as error:
-            _say(f"could not reach {url} ({error}); retry {attempt + 1}/5")
-            time.sleep(3)
-
-
-class _DoneListener:
-    """A tiny HTTP endpoint on rank 0: the trainers' leader POSTs {"rc": N} to /done when training ends."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.event = threading.Event()
-        self.code = 0
-        listener = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    listener.code = int(json.loads(self.rfile.read(length) or b"{}").get("rc", 0))
-                except (ValueError, AttributeError):
-                    listener.code = 1
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(b"ok\n")
-                listener.event.set()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def run_plan(plan: NodePlan, health_timeout: float) -> int:
-    """Run the node's plan; every child runs in its own process group and is stopped on the way out."""
-    if threading.current_thread() is threading.main_thread():
-        interrupt_on_sigterm()  # SkyPilot cancels a job with SIGTERM: stop the children
-    server = trainer = None
-    listener = None
-    try:
-        if plan.control_port is not None:
-            listener = _DoneListener(plan.control_host, plan.control_port)
-        if plan.server:
-            server = _start(plan.server)
-        if plan.wait_url:
-            _say(f"waiting for the vLLM server: {plan.wait_url}")
-            wait_for_health(
-                plan.wait_url, health_timeout, alive=lambda: server is None or server.poll() is None
-            )
-            _say(f"vLLM server is up: {plan.wait_url}")
-        if plan.trainer is None:  # rank 0 of a multi-node task: serve until the trainers are done
-            assert server is not None and listener is not None
-            while not listener.event.wait(timeout=5):
-                if server.poll() is not None:
-                    _say(f"the vLLM server exited with code {server.returncode} before training finished")
-                    return 1
-            _say(f"the trainers finished (exit {listener.code}); stopping the vLLM server")
-            return 0 if listener.code == 0 else 1
-        trainer = _start(plan.trainer)
-        code = trainer.wait()
-        _say(f"trainer exited with code {code}")
-        if plan.notify_url:
-            _notify_done(plan.notify_url, code)
-        return code
-    except NodeEntryError as error:
-        _say(f"error: {error}")
-        if plan.notify_url:
-            _notify_done(plan.notify_url, 1)
-        return 1
-    except KeyboardInterrupt:
-        _say("interrupted; stopping")
-        return 130
-    finally:
-        stop_process_group(trainer, grace=30.0)
-        stop_process_group(server, grace=30.0)
-        if listener is not None:
-            listener.close()
-
-
-def node_entry_cli(args) -> int:
-    """`kit sky node-entry`: plan this node's role from the environment, then print or run it."""
-    env = dict(os.environ)
-    if args.cpu:
-        env["KIT_SKY_CPU"] = "1"
-    settings = EntrySettings.from_env(
-        env,
-        recipe=args.config,
-        overrides=args.overrides,
-        server_gpus=args.server_gpus,
-        port=args.port,
-        accelerate_config=args.accelerate_config,
-    )
-    plan = plan_node(Cluster.from_env(env), settings, env)
-    if args.print_only:
-        print("\n".join(plan.lines()))
-        return 0
-    for line in plan.summary:
-        _say(line)
-    return run_plan(plan, settings.health_timeout)

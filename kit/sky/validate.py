@@ -138,13 +138,8 @@ def _check_kit(task: ParsedTask, report: Report) -> None:
     """The recipe, the layout and the plan, as the node entry would see them."""
     from kit.config import ConfigError, load_config
     from kit.plan import make_plan
-    from kit.sky.node_entry import (
-        EntrySettings,
-        NodeEntryError,
-        plan_layout,
-        resolve_accelerate_config,
-        trainer_config,
-    )
+    from kit.sky.layout import NodeEntryError, plan_layout, resolve_accelerate_config, trainer_config
+    from kit.sky.node_entry import EntrySettings
 
     gpus = _gpus_per_node(task, report)
     try:

@@ -1,0 +1,154 @@
+"""A trajectory browser for notebooks: one episode at a time, with a slider in JupyterLab and the
+first episode as static output elsewhere."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kit.analysis import classify_episode
+from kit.notebook import display, try_widget
+from kit.runlog import RunFolder
+
+# ---------------------------------------------------------------- the trajectory browser
+
+_ROLE_COLOURS = {"system": "#eee", "user": "#e3f0ff", "assistant": "#fff4d6", "tool": "#e6f7e6"}
+
+
+def _escape(text: Any, limit: int = 1500) -> str:
+    text = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
+    if len(text) > limit:
+        text = text[:limit] + f" ... [{len(text) - limit} more characters]"
+    return html.escape(text)
+
+
+def episode_html(record: dict[str, Any], index: int | None = None, total: int | None = None) -> str:
+    """One episode as HTML: header (task, reward, counts), the conversation, calls vs ground truth."""
+    task = record.get("task", {})
+    reward = record.get("reward", 0.0)
+    verdict = classify_episode(record)
+    colour = "#2a7d2a" if reward >= 1.0 else "#b03030"
+    where = f"episode {index + 1}/{total} &middot; " if index is not None and total else ""
+    header = (
+        f"<div style='font-weight:bold;color:{colour}'>{where}step {record.get('step')} &middot; "
+        f"{_escape(task.get('category'))}/{_escape(task.get('tier'))} &middot; reward {reward:.2f} "
+        f"&middot; {verdict}</div><div style='font-size:90%'>turns {record.get('turns')}, "
+        f"parse failures {record.get('parse_failures')}, tool errors {record.get('tool_errors')}, "
+        f"completion tokens {record.get('completion_tokens')}</div>"
+    )
+    rows = []
+    conversation = [m for m in record.get("prompt", []) if m.get("role") != "system"]
+    for message in [*conversation, *record.get("messages", [])]:
+        role = message.get("role", "?")
+        rows.append(
+            f"<div style='background:{_ROLE_COLOURS.get(role, '#fff')};padding:4px 8px;margin:2px 0;"
+            f"border-radius:4px'><b>{role}</b><pre style='white-space:pre-wrap;margin:2px 0'>"
+            f"{_escape(message.get('content'))}</pre></div>"
+        )
+    calls = "".join(f"<li><code>{_escape(c, 400)}</code></li>" for c in record.get("tool_calls", []))
+    truth = "".join(f"<li><code>{_escape(c, 400)}</code></li>" for c in record.get("ground_truth", []))
+    footer = (
+        "<div style='display:flex;gap:2em'><div><b>calls made</b><ul>"
+        f"{calls or '<li>none</li>'}</ul></div><div><b>ground truth</b><ul>{truth or '<li>none</li>'}"
+        "</ul></div></div>"
+    )
+    return f"<div>{header}{''.join(rows)}{footer}</div>"
+
+
+def episode_text(record: dict[str, Any]) -> str:
+    """One episode as plain text (for logs and terminals)."""
+    task = record.get("task", {})
+    lines = [
+        f"step {record.get('step')}  {task.get('category')}/{task.get('tier')}  reward "
+        f"{record.get('reward', 0.0):.2f}  ({classify_episode(record)})"
+    ]
+    for message in record.get("messages", []):
+        lines.append(f"[{message.get('role')}] {message.get('content')}")
+    lines.append(f"calls made:   {record.get('tool_calls')}")
+    lines.append(f"ground truth: {record.get('ground_truth')}")
+    return "\n".join(lines)
+
+
+class _HTMLBundle:
+    """HTML with a plain-text fallback, so text-only renderers show something readable."""
+
+    def __init__(self, html_text: str, plain: str) -> None:
+        self.html_text = html_text
+        self.plain = plain
+
+    def _repr_html_(self) -> str:
+        return self.html_text
+
+    def __repr__(self) -> str:
+        return self.plain
+
+
+class TrajectoryBrowser:
+    """Step through episodes (records of trajectories.jsonl): messages, calls, tool results, reward.
+
+    `show()` displays a slider plus a filter (all / failures / successes) in JupyterLab and the current
+    episode below them as a display handle; without a widget front end (papermill, GitHub) the first
+    episode is what stays on the page.
+    """
+
+    def __init__(self, records: Sequence[dict[str, Any]]) -> None:
+        self.records = list(records)
+        self.index = 0
+        self._handle = None
+        self._shown: list[int] = list(range(len(self.records)))
+
+    @classmethod
+    def from_run(cls, run: RunFolder | str | Path) -> TrajectoryBrowser:
+        run = run if isinstance(run, RunFolder) else RunFolder(run)
+        return cls(run.trajectories())
+
+    def _view(self, position: int) -> _HTMLBundle:
+        if not self._shown:
+            return _HTMLBundle("<i>no episode matches</i>", "no episode matches")
+        record = self.records[self._shown[position]]
+        return _HTMLBundle(episode_html(record, position, len(self._shown)), episode_text(record))
+
+    def select(self, which: str) -> list[int]:
+        """Indices of the episodes to show: 'all', 'failures' or 'successes'."""
+        keep = {
+            "all": lambda r: True,
+            "failures": lambda r: r.get("reward", 0.0) < 1.0,
+            "successes": lambda r: r.get("reward", 0.0) >= 1.0,
+        }[which]
+        return [i for i, r in enumerate(self.records) if keep(r)]
+
+    def show(self, start: int = 0) -> TrajectoryBrowser:
+        """Display the controls (when ipywidgets is installed) and the episode at `start`."""
+        if not self.records:
+            print("no trajectories to browse")
+            return self
+
+        def controls():
+            import ipywidgets
+
+            slider = ipywidgets.IntSlider(
+                value=start, min=0, max=max(len(self._shown) - 1, 0), description="episode"
+            )
+            which = ipywidgets.ToggleButtons(options=["all", "failures", "successes"], value="all")
+
+            def on_slide(change: dict[str, Any]) -> None:
+                self._handle.update(self._view(change["new"]))
+
+            def on_filter(change: dict[str, Any]) -> None:
+                self._shown = self.select(change["new"])
+                slider.max = max(len(self._shown) - 1, 0)
+                slider.value = 0
+                self._handle.update(self._view(0))
+
+            slider.observe(on_slide, names="value")
+            which.observe(on_filter, names="value")
+            return ipywidgets.VBox([which, slider])
+
+        box = try_widget(controls)
+        if box is not None:
+            display(box)
+        self._handle = display(self._view(min(start, len(self._shown) - 1)), display_id=True)
+        return self
