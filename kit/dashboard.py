@@ -68,6 +68,7 @@ class TrainingDashboard(TrainerCallback):
     def figure(self):
         """The dashboard as a matplotlib Figure (one panel per metric present in the logs)."""
         from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
 
         names = [n for n in self.panels if any(n in r for r in self.records)] or list(self.panels)[:2]
         cols = min(3, len(names))
@@ -82,6 +83,7 @@ class TrainingDashboard(TrainerCallback):
                 ax.plot(xs, ys, marker="o", color=f"C{index}")
             ax.set_title(self.panels[name], fontsize=10)
             ax.set_xlabel("GRPO step", fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
             if self.max_steps:
                 ax.set_xlim(0.5, self.max_steps + 0.5)
             if name != "episode/tool_calls":

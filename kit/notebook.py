@@ -121,6 +121,40 @@ def show_task(task, max_tools: int = 8) -> None:
 # ---------------------------------------------------------------- throughput
 
 
+TIER_ORDER = ("easy", "medium", "hard")
+
+
+def success_bars(reports: dict[str, dict[str, Any]]):
+    """Side-by-side success bars per category and per tier (tiers easy -> hard), one colour per report,
+    each bar labelled with its rate so a 0 % bar still shows."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 3.4))
+    labels = list(reports)
+    width = 0.8 / len(labels)
+    for index, group in enumerate(("by_category", "by_tier")):
+        ax = fig.add_subplot(1, 2, index + 1)
+        keys = sorted(
+            reports[labels[0]][group],
+            key=lambda k: (k not in TIER_ORDER, TIER_ORDER.index(k) if k in TIER_ORDER else 0, k),
+        )
+        for shift, label in enumerate(labels):
+            values = [reports[label][group].get(k, {}).get("success_rate", 0.0) for k in keys]
+            xs = [i + (shift - (len(labels) - 1) / 2) * width for i in range(len(keys))]
+            ax.bar(xs, values, width, label=label, edgecolor="black", linewidth=0.5)
+            for x, value in zip(xs, values, strict=True):
+                ax.text(x, value + 0.02, f"{value:.0%}", ha="center", fontsize=7)
+        ax.set_xticks(
+            range(len(keys)), [k.replace("workplace_assistant_", "") for k in keys], rotation=30, fontsize=8
+        )
+        ax.set_ylim(0, 1.1)
+        ax.set_ylabel("success rate")
+        ax.set_title(group.replace("by_", "by "), fontsize=10)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def throughput_figure(rows: Sequence[dict[str, Any]]):
     """A bar chart of generated tokens/s per generator (rows from `time_rollouts`)."""
     from matplotlib.figure import Figure

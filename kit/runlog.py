@@ -84,28 +84,66 @@ class RunFolder:
         """Metric lines of training steps (those with a reward), without the end-of-training summary line."""
         return [m for m in self.metrics() if "reward" in m]
 
-    def plot_rewards(self) -> Path:
-        """Draw reward and success rate per step into reward_curve.png."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    def plot_rewards(
+        self, summary: dict[str, Any] | None = None, episodes_per_step: int | None = None
+    ) -> Path:
+        """reward_curve.png: reward and success rate per step (points and a 5-step moving average) and,
+        with a `summary`, the success rate before and after each stage with its 95 % interval."""
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
 
         steps = self.training_steps()
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        stages = [s for s in ("base", "after_sft", "after_grpo") if summary and summary.get(s)]
+        fig = Figure(figsize=(10 if stages else 6, 3.8))
+        ax = fig.add_subplot(1, 2 if stages else 1, 1)
         xs = [m["step"] for m in steps]
-        ax.plot(xs, [m["reward"] for m in steps], marker="o", label="mean reward")
-        if steps and "episode/success_rate" in steps[0]:
-            ax.plot(xs, [m["episode/success_rate"] for m in steps], marker="s", label="success rate")
-        ax.set_xlabel("GRPO step")
+        for index, (key, label) in enumerate(
+            (("reward", "mean reward"), ("episode/success_rate", "success rate"))
+        ):
+            ys = [m[key] for m in steps if key in m]
+            if len(ys) != len(xs):
+                continue
+            ax.plot(xs, ys, "o", color=f"C{index}", alpha=0.35, markersize=4)
+            ax.plot(xs, moving_average(ys, 5), color=f"C{index}", label=f"{label} (5-step mean)")
+        per_step = f", {episodes_per_step} episodes per step" if episodes_per_step else ""
+        ax.set_xlabel(f"GRPO step{per_step}")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(-0.05, 1.05)
-        ax.set_title(self.path.name)
+        ax.set_title(f"training: {self.path.name}", fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=8)
+        if stages:
+            bars = fig.add_subplot(1, 2, 2)
+            rates = [summary[s]["success_rate"] for s in stages]
+            low = [r - summary[s]["interval95"][0] for s, r in zip(stages, rates, strict=True)]
+            high = [summary[s]["interval95"][1] - r for s, r in zip(stages, rates, strict=True)]
+            bars.bar(
+                range(len(stages)),
+                rates,
+                yerr=[low, high],
+                capsize=6,
+                color=["C7", "C1", "C2"][: len(stages)],
+            )
+            for x, stage in enumerate(stages):  # above the interval, so a 0 % bar still reads
+                bars.text(
+                    x, summary[stage]["interval95"][1] + 0.03, f"{rates[x]:.0%}", ha="center", fontsize=9
+                )
+            bars.set_xticks(range(len(stages)), [s.replace("_", " ") for s in stages])
+            bars.set_ylim(0, 1.05)
+            bars.set_ylabel("success rate (95 % interval)")
+            bars.set_title(f"held-out tasks (n={summary[stages[0]]['n']})", fontsize=10)
         fig.tight_layout()
         fig.savefig(self.reward_plot, dpi=100)
-        plt.close(fig)
         return self.reward_plot
+
+
+def moving_average(values: list[float], window: int) -> list[float]:
+    """Mean of each value and the (up to) window - 1 values before it."""
+    means = []
+    for end in range(1, len(values) + 1):
+        recent = values[max(0, end - window) : end]
+        means.append(sum(recent) / len(recent))
+    return means
 
 
 def episode_records(

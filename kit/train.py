@@ -115,7 +115,9 @@ class TrainingJob:
         steps = self.run.training_steps()
         self.summary["reward_first_last"] = [steps[0]["reward"], steps[-1]["reward"]] if steps else None
         if steps:
-            self.run.plot_rewards()
+            grpo = self.cfg.grpo
+            per_step = grpo.get("per_device_train_batch_size", 8) * grpo.get("gradient_accumulation_steps", 1)
+            self.run.plot_rewards(self.summary, episodes_per_step=per_step)
         self._timed("total", self.started)
         self.summary["run_folder"] = str(self.run.path)
         self.run.summary_file.write_text(json.dumps(self.summary, indent=2) + "\n")

@@ -9,11 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kit.analysis import classify_episode
+from kit.analysis import call_text, classify_episode
 from kit.notebook import display, try_widget
 from kit.runlog import RunFolder
-
-# ---------------------------------------------------------------- the trajectory browser
 
 _ROLE_COLOURS = {"system": "#eee", "user": "#e3f0ff", "assistant": "#fff4d6", "tool": "#e6f7e6"}
 
@@ -48,8 +46,12 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
             f"border-radius:4px'><b>{role}</b><pre style='white-space:pre-wrap;margin:2px 0'>"
             f"{_escape(message.get('content'))}</pre></div>"
         )
-    calls = "".join(f"<li><code>{_escape(c, 400)}</code></li>" for c in record.get("tool_calls", []))
-    truth = "".join(f"<li><code>{_escape(c, 400)}</code></li>" for c in record.get("ground_truth", []))
+    calls = "".join(
+        f"<li><code>{_escape(call_text(c), 400)}</code></li>" for c in record.get("tool_calls", [])
+    )
+    truth = "".join(
+        f"<li><code>{_escape(call_text(c), 400)}</code></li>" for c in record.get("ground_truth", [])
+    )
     footer = (
         "<div style='display:flex;gap:2em'><div><b>calls made</b><ul>"
         f"{calls or '<li>none</li>'}</ul></div><div><b>ground truth</b><ul>{truth or '<li>none</li>'}"
@@ -67,8 +69,8 @@ def episode_text(record: dict[str, Any]) -> str:
     ]
     for message in record.get("messages", []):
         lines.append(f"[{message.get('role')}] {message.get('content')}")
-    lines.append(f"calls made:   {record.get('tool_calls')}")
-    lines.append(f"ground truth: {record.get('ground_truth')}")
+    lines.append(f"calls made:   {[call_text(c) for c in record.get('tool_calls', [])]}")
+    lines.append(f"ground truth: {[call_text(c) for c in record.get('ground_truth', [])]}")
     return "\n".join(lines)
 
 
