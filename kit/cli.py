@@ -39,7 +39,8 @@ def _eval(args: argparse.Namespace) -> int:
     from kit.config import load_config
     from kit.evaluate import evaluate_cli
 
-    cfg = load_config(args.config, args.overrides)
+    databases = [f"env.databases={args.databases}"] if args.databases else []
+    cfg = load_config(args.config, [*args.overrides, *databases])
     return evaluate_cli(cfg, args)
 
 
@@ -85,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--api-key", help="API key for --server")
     evaluate.add_argument("--tasks", help="NeMo-Gym rows (jsonl; default: the recipe's env.eval_file)")
+    evaluate.add_argument(
+        "--databases", help="CSV directory in NeMo-Gym's layout the tasks run against (env.databases)"
+    )
     evaluate.add_argument("--limit", type=int, help="evaluate at most N tasks")
     evaluate.add_argument("--out", help="write the JSON report here (default: print only)")
     evaluate.set_defaults(func=_eval)

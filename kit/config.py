@@ -52,6 +52,9 @@ class EnvConfig:
     # "all": every tool of the environment in the prompt; "task": only the toolkits the task needs.
     tools_in_prompt: str = "all"
     compact_tools: bool = False
+    # NeMo-Gym's CSV layout (emails.csv, calendar_events.csv, ...): the databases tasks run against.
+    # None: the kit's generated state (what data/workplace's tasks are generated for).
+    databases: str | None = None
     # Optional shaping rewards, each logged under its own name (outcome reward is always on).
     shaping_rewards: list[str] = field(default_factory=list)
 

@@ -6,6 +6,7 @@ The trainer, the evaluator and the notebooks see an environment only through `Ta
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -13,13 +14,18 @@ from kit.config import ConfigError, EnvConfig
 from kit.paths import resolve_path
 from kit.rollout import Episode, Sandbox, Task
 
+log = logging.getLogger(__name__)
+
 
 class TaskEnvironment(Protocol):
     """What the kit needs from an environment."""
 
     shaping: dict[str, Callable[[Task, Episode], float]]
 
-    def load_tasks(self, source: str, limit: int | None = None) -> list[Task]: ...
+    def load_tasks(self, source: str, limit: int | None = None, skip_invalid: bool = False) -> list[Task]:
+        """Tasks from `source`; each task whose ground truth does not apply to the environment's data
+        carries the reason in `task.info["invalid"]`, or is left out with `skip_invalid`."""
+        ...
 
     def new_sandbox(self, task: Task) -> Sandbox: ...
 
@@ -34,17 +40,27 @@ class WorkplaceEnvironment:
         from kit.envs.workplace.sandbox import WorkplaceSandbox
 
         self.cfg = cfg
-        self.base = WorkplaceSandbox()
+        self.base = (
+            WorkplaceSandbox.from_csv_dir(resolve_path(cfg.databases))
+            if cfg.databases
+            else WorkplaceSandbox()
+        )
         self.shaping = {
             name: (lambda task, episode, fn=fn: fn(episode.tool_calls, task.ground_truth))
             for name, fn in SHAPING_REWARDS.items()
         }
 
-    def load_tasks(self, source: str, limit: int | None = None) -> list[Task]:
-        """NeMo-Gym rows (a local jsonl or a hub dataset id) filtered by the config's tiers and categories."""
+    def load_tasks(self, source: str, limit: int | None = None, skip_invalid: bool = False) -> list[Task]:
+        """NeMo-Gym rows (a local jsonl or a hub dataset id) filtered by the config's tiers and categories.
+
+        A row whose ground truth does not apply to this environment's databases (NeMo-Gym's own rows on
+        the kit's generated data, say) is flagged in `task.info["invalid"]`; with `skip_invalid` it is
+        left out, and the count is logged once.
+        """
+        from kit.envs.workplace.reward import ground_truth_problem
         from kit.envs.workplace.tasks import build_messages, load_rows
 
-        tasks = []
+        tasks, skipped = [], []
         for row in load_rows(resolve_path(source)):
             tier, category = row.get("tier"), row.get("category")
             if tier is not None and self.cfg.tiers and tier not in self.cfg.tiers:
@@ -52,12 +68,20 @@ class WorkplaceEnvironment:
             if self.cfg.categories and category not in self.cfg.categories:
                 continue
             messages, tools = build_messages(row, self.cfg.tools_in_prompt, self.cfg.compact_tools)
-            info = {"id": row.get("id"), "category": category, "tier": tier}
-            tasks.append(
-                Task(messages=messages, tools=tools, ground_truth=row.get("ground_truth", []), info=info)
-            )
+            truth = row.get("ground_truth", [])
+            problem = ground_truth_problem(truth, self.base)
+            if problem and skip_invalid:
+                skipped.append(problem)
+                continue
+            info = {"id": row.get("id"), "category": category, "tier": tier, "invalid": problem}
+            tasks.append(Task(messages=messages, tools=tools, ground_truth=truth, info=info))
             if limit is not None and len(tasks) >= limit:
                 break
+        if skipped:
+            log.warning(
+                "left out %d task(s) of %s whose ground truth does not apply to the databases (first: %s)",
+                len(skipped), source, skipped[0],
+            )  # fmt: skip
         if not tasks:
             raise ConfigError(
                 f"No task in '{source}' matches env.tiers={self.cfg.tiers} and "

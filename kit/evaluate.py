@@ -36,9 +36,13 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
 
 
 def summarize(tasks: list[Task], rewards: list[float]) -> dict[str, Any]:
-    """Success rate overall, per category and per tier, each with its 95 % interval."""
+    """Success rate overall, per category and per tier, each with its 95 % interval. Tasks whose ground
+    truth does not apply to the databases (`task.info["invalid"]`) are counted apart, not scored."""
     groups: dict[str, dict[str, list[float]]] = {"category": defaultdict(list), "tier": defaultdict(list)}
-    for task, reward in zip(tasks, rewards, strict=True):
+    invalid = [task for task in tasks if task.info.get("invalid")]
+    scored = [(t, r) for t, r in zip(tasks, rewards, strict=True) if not t.info.get("invalid")]
+    rewards = [r for _, r in scored]
+    for task, reward in scored:
         for key in groups:
             groups[key][str(task.info.get(key, "unknown"))].append(reward)
 
@@ -51,11 +55,15 @@ def summarize(tasks: list[Task], rewards: list[float]) -> dict[str, Any]:
             "interval95": [round(low, 4), round(high, 4)],
         }
 
-    return {
+    report = {
         **rate(rewards),
         "by_category": {k: rate(v) for k, v in sorted(groups["category"].items())},
         "by_tier": {k: rate(v) for k, v in sorted(groups["tier"].items())},
+        "invalid": len(invalid),
     }
+    if invalid:
+        report["invalid_reasons"] = sorted({task.info["invalid"] for task in invalid})[:5]
+    return report
 
 
 @dataclass

@@ -4,6 +4,7 @@ runs/NAME/
   config.yaml          resolved config (loadable as a recipe)
   metrics.jsonl        one line per logged training step (TRL's metrics + episode/* metrics)
   trajectories.jsonl   one line per episode: messages, raw completions, parsed calls, reward
+                       (trajectories.rank<N>.jsonl: the episodes of trainer process N > 0)
   checkpoints/         TRL checkpoints; final/ holds the trained model
   reward_curve.png     reward and success rate per step
   summary.json         before/after success rates, timings
@@ -58,7 +59,6 @@ class RunFolder:
 
     def _append(self, path: Path, lines: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in lines)
-        # One write per batch in append mode, so lines from several ranks never interleave mid-line.
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(text)
 
@@ -66,8 +66,11 @@ class RunFolder:
         self._append(self.metrics_file, [record])
 
     def append_trajectories(self, step: int, tasks, episodes, rewards: list[float]) -> None:
+        """Each trainer process writes its own file (trajectories.jsonl for rank 0, trajectories.rank<N>.jsonl
+        for the others), so lines of several ranks never interleave."""
         rank = int(os.environ.get("RANK", "0"))
-        self._append(self.trajectories_file, episode_records(tasks, episodes, rewards, step, rank))
+        path = self.trajectories_file if rank == 0 else self.path / f"trajectories.rank{rank}.jsonl"
+        self._append(path, episode_records(tasks, episodes, rewards, step, rank))
 
     def read_jsonl(self, path: Path) -> list[dict[str, Any]]:
         if not path.is_file():
@@ -78,7 +81,9 @@ class RunFolder:
         return self.read_jsonl(self.metrics_file)
 
     def trajectories(self) -> list[dict[str, Any]]:
-        return self.read_jsonl(self.trajectories_file)
+        """Every rank's episodes, rank 0's first."""
+        ranks = sorted(self.path.glob("trajectories.rank*.jsonl"), key=lambda p: int(p.stem.split("rank")[1]))
+        return [record for path in (self.trajectories_file, *ranks) for record in self.read_jsonl(path)]
 
     def training_steps(self) -> list[dict[str, Any]]:
         """Metric lines of training steps (those with a reward), without the end-of-training summary line."""

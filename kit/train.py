@@ -47,7 +47,9 @@ class TrainingJob:
         self.model_dir = resolve_model(cfg.model.name_or_path)
         self.tokenizer = load_tokenizer(cfg.model, self.model_dir)
         self.env = make_environment(cfg.env)
-        self.train_tasks = self.env.load_tasks(cfg.env.train_file, limit=cfg.env.max_train_rows)
+        self.train_tasks = self.env.load_tasks(
+            cfg.env.train_file, limit=cfg.env.max_train_rows, skip_invalid=True
+        )
         self.eval_tasks = (
             self.env.load_tasks(cfg.env.eval_file, limit=cfg.run.eval_tasks) if cfg.run.eval_tasks else []
         )

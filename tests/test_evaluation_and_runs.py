@@ -90,6 +90,24 @@ def test_sft_warm_up_teaches_a_call_format_evaluation_measures_it(demo_model_dir
 # ---------------------------------------------------------------- the run folder
 
 
+def test_every_rank_writes_its_own_trajectory_file(tmp_path, monkeypatch):
+    from kit.rollout import Episode
+
+    run = RunFolder(tmp_path / "run").create()
+    cfg = load_config("cpu_demo")
+    tasks = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=1)
+    episode = [Episode(prompt_ids=[1], completion_ids=[2], env_mask=[1], turns=1)]
+    for rank in (0, 2, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        run.append_trajectories(1, tasks, episode, [float(rank)])
+    assert sorted(p.name for p in run.path.glob("trajectories*.jsonl")) == [
+        "trajectories.jsonl",
+        "trajectories.rank1.jsonl",
+        "trajectories.rank2.jsonl",
+    ]
+    assert [r["rank"] for r in run.trajectories()] == [0, 1, 2]
+
+
 def test_run_folder_keeps_steps_and_trajectories_apart(tmp_path):
     run = RunFolder(tmp_path / "run").create()
     run.append_metrics({"phase": "sft", "train_loss": 1.2})

@@ -176,3 +176,31 @@ def test_verify_scores_rollout_rows_on_the_reference_databases(
     assert args.func(args) == 0
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert printed == [{"index": i, "reward": 1.0 if i % 2 == 0 else 0.0} for i in range(5)]
+
+
+# ---------------------------------------------------------------- rewards never lie on foreign data
+
+
+def test_ground_truth_that_does_not_apply_is_flagged(reference: Path, examples: list[dict]) -> None:
+    from kit.envs.workplace.reward import ground_truth_problem
+
+    own = WorkplaceSandbox.from_csv_dir(reference / "databases")
+    kit_data = WorkplaceSandbox()
+    assert all(ground_truth_problem(row["ground_truth"], own) is None for row in examples)
+    problems = [ground_truth_problem(row["ground_truth"], kit_data) for row in examples]
+    assert any(problems), "the reference rows name records the kit's generated databases lack"
+    # Where it is flagged, doing nothing matches the replayed ground truth: the reward would lie.
+    for row, problem in zip(examples, problems, strict=True):
+        if problem and "changes nothing" in problem:
+            assert outcome_reward([], row["ground_truth"], kit_data) == 1.0
+
+
+def test_kit_eval_counts_inapplicable_rows_as_invalid(reference: Path, examples, cli, tiny_model_dir) -> None:
+    rows = str(reference / "example_tasks.jsonl")
+    common = ["eval", "--config", "cpu_demo", "--model", tiny_model_dir, "--tasks", rows,
+              "grpo.max_completion_length=8", "env.tiers=[easy, medium, hard]"]  # fmt: skip
+    on_kit_data = json.loads(cli(*common).stdout)
+    on_own_data = json.loads(cli(*common, "--databases", str(reference / "databases")).stdout)
+    assert on_own_data["invalid"] == 0 and on_own_data["n"] == len(examples)
+    assert on_kit_data["invalid"] >= 1 and on_kit_data["n"] == on_own_data["n"] - on_kit_data["invalid"]
+    assert on_kit_data["invalid_reasons"]

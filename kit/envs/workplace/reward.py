@@ -42,6 +42,29 @@ def replay(calls: Sequence[Call], base: WorkplaceSandbox | None = None) -> Workp
     return sandbox
 
 
+def ground_truth_problem(
+    ground_truth_calls: Sequence[Call], base: WorkplaceSandbox | None = None
+) -> str | None:
+    """Why a task's ground truth does not apply to ``base``, or None when it does.
+
+    It does not apply when one of its state-changing calls is refused there (it names a record the
+    databases lack), or when it has state-changing calls and yet changes nothing. Scored on such a
+    sandbox, a model that does nothing would match the ground truth and get 1.0.
+    """
+    sandbox = base.copy() if base is not None else WorkplaceSandbox()
+    changing = 0
+    for call in ground_truth_calls:
+        name, arguments = call_parts(call)
+        if isinstance(name, str) and name in STATE_CHANGING:
+            changing += 1
+            observation = sandbox.call(name, arguments)
+            if observation.startswith("Error"):
+                return f"ground-truth call {name} fails on these databases ({observation[:160]})"
+    if changing and sandbox.same_state(base if base is not None else WorkplaceSandbox()):
+        return "the ground truth changes nothing on these databases"
+    return None
+
+
 def outcome_reward(
     predicted_calls: Sequence[Call], ground_truth_calls: Sequence[Call], base: WorkplaceSandbox | None = None
 ) -> float:
