@@ -25,7 +25,7 @@ from typing import Any
 
 from kit.config import KitConfig, save_config
 from kit.environment import make_environment
-from kit.evaluate import Evaluation, evaluate_model
+from kit.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.models import load_policy, load_tokenizer, resolve_model
 from kit.runlog import RunFolder
 from kit.versions import versions
@@ -72,13 +72,37 @@ class TrainingJob:
         if not self.eval_tasks:
             return None
         started = time.perf_counter()
-        result = evaluate_model(self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks)
+        generator = self._server_generator()
+        if generator is None:
+            result = evaluate_model(self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks)
+        else:
+            tokens = int(self.cfg.grpo.get("max_completion_length", 256))
+            result = evaluate_with_generator(
+                self.cfg, generator, self.tokenizer, self.env, self.eval_tasks, tokens
+            )
         self.summary[stage] = result.report
         seconds = self._timed(f"{stage}_eval", started)
         report = result.report
         log.info("%s: success %.1f%% on %d validation tasks (%.0f s)", stage, 100 * report["success_rate"],
                  report["n"], seconds)  # fmt: skip
         return result
+
+    def _server_generator(self):
+        """In server mode with a kit sync (reload, ipc): the server, after pushing the current policy to
+        it, so evaluation runs at the server's speed. None: evaluate with the local model."""
+        from kit.generation.setup import resolve_generation
+        from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
+        from kit.generation.weight_sync import server_sync
+
+        gen = self.cfg.generation
+        setup = resolve_generation(self.cfg)
+        if setup.mode != "server" or setup.sync not in ("reload", "ipc"):
+            return None
+        client = VLLMServerClient(
+            gen.server_url, gen.api_key, gen.request_timeout, log_file=self.run.server_log
+        )
+        server_sync(setup.sync, self.model, None, client, self.run.path / "weights_sync").sync_weights()
+        return VLLMServerGenerator(client)
 
     def sft(self) -> None:
         """The SFT warm-up on demonstrations from the ground truth (`sft` section)."""

@@ -26,7 +26,7 @@ from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
-from kit.generation.weight_sync import IPCWeightSync, ReloadWeightSync, ServerWeightSync
+from kit.generation.weight_sync import ServerWeightSync, server_sync
 from kit.models import mixed_precision_args
 from kit.rollout import Episode, RolloutSettings, Task, ToolMessageEncoder, run_episodes
 from kit.runlog import RunFolder
@@ -220,14 +220,13 @@ def _generator_for(
     if not client.is_healthy():
         client.wait_until_healthy(cfg.generation.server_timeout)
     log.info("generation: %s", setup.describe())
-    if setup.sync == "reload":
-        trainer.attach_server_sync(
-            ReloadWeightSync(trainer.model_wrapped, trainer.accelerator, client, run.path / "weights_sync")
-        )
-    elif setup.sync == "ipc":
-        trainer.attach_server_sync(IPCWeightSync(trainer.model_wrapped, trainer.accelerator, client))
-    else:
+    if setup.sync == "nccl":
         trainer.guard_trl_server_sync(client)
+    else:
+        folder = run.path / "weights_sync"
+        trainer.attach_server_sync(
+            server_sync(setup.sync, trainer.model_wrapped, trainer.accelerator, client, folder)
+        )
     return VLLMServerGenerator(client)
 
 

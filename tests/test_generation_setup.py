@@ -38,7 +38,8 @@ def test_server_sync_is_chosen_from_the_machine(overrides, facts, sync):
 def test_colocate_and_transformers_have_no_server_sync():
     colocate = _setup("generation.mode=colocate", on_gpu=True, num_processes=1, sharding="")
     assert colocate.sync is None and colocate.trl_vllm_args() == {"use_vllm": True, "vllm_mode": "colocate"}
-    assert _setup(on_gpu=False, num_processes=1, sharding="").trl_vllm_args() == {"use_vllm": False}
+    transformers = _setup("generation.mode=transformers", on_gpu=False, num_processes=1, sharding="")
+    assert transformers.sync is None and transformers.trl_vllm_args() == {"use_vllm": False}
 
 
 @pytest.mark.parametrize(
@@ -71,7 +72,8 @@ def test_colocate_and_transformers_have_no_server_sync():
             "with 4 trainer processes use generation.weight_sync=nccl",
         ),
         (["generation.mode=server", "generation.weight_sync=nccl"], {"on_gpu": False}, "needs a CUDA GPU"),
-        (["generation.weight_sync=reload"], {}, "applies to generation.mode=server only"),
+        (["generation.mode=transformers", "generation.weight_sync=reload"], {},
+         "applies to generation.mode=server only"),
         (
             ["generation.mode=transformers"],
             {"on_gpu": True, "num_processes": 2, "sharding": "ZeRO-3"},

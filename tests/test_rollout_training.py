@@ -50,6 +50,7 @@ def plugin_run(demo_model_dir, tmp_path_factory):
             "rollout.tool_parser=bracket_call",
             f"rollout.tool_parser_plugin={PLUGIN}",
             "rollout.max_turns=3",
+            "generation.mode=transformers",
             "grpo.max_steps=2",
             "grpo.num_generations=2",
             "grpo.per_device_train_batch_size=4",

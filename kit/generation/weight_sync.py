@@ -97,3 +97,28 @@ class IPCWeightSync(ServerWeightSync):
         if any(int(count) != len(payload) for count in loaded):  # the endpoint returns them as text
             raise RuntimeError(f"weight sync (ipc): the server loaded {loaded} of {len(payload)} tensors.")
         torch.cuda.ipc_collect()
+
+
+class OneProcess:
+    """What the syncs use of accelerate's `Accelerator`, for a model outside any trainer (evaluation)."""
+
+    is_main_process = True
+
+    def wait_for_everyone(self) -> None:
+        pass
+
+    def get_state_dict(self, model):
+        return model.state_dict()
+
+    def unwrap_model(self, model):
+        return model
+
+
+def server_sync(method: str, model, accelerator, client: VLLMServerClient, folder: Path) -> ServerWeightSync:
+    """The kit's sync for `method` ('reload' or 'ipc'); `accelerator` None for a model outside a trainer."""
+    accelerator = accelerator or OneProcess()
+    if method == "reload":
+        return ReloadWeightSync(model, accelerator, client, folder)
+    if method == "ipc":
+        return IPCWeightSync(model, accelerator, client)
+    raise ValueError(f"the kit syncs a server by 'reload' or 'ipc', not {method!r} (TRL drives 'nccl').")
