@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kit.config import DEMO_MODEL, ModelConfig
+from kit.device import gpu_available
 from kit.paths import resolve_path
 
 log = logging.getLogger(__name__)
@@ -172,7 +173,7 @@ def torch_dtype(name: str):
     import torch
 
     if name == "auto":
-        return torch.bfloat16 if torch.cuda.is_available() else torch.float32
+        return torch.bfloat16 if gpu_available() else torch.float32
     dtype = getattr(torch, name, None)
     if not isinstance(dtype, torch.dtype):
         raise ModelResolutionError(
@@ -195,9 +196,8 @@ def mixed_precision_args() -> dict[str, bool]:
     On CPU, transformers takes bf16 autocast only together with `use_cpu=True`. Measured on a 2-core
     AMX Xeon, SmolLM2-135M forward+backward on 8x450 tokens: 20.6 s in float32, 5.3 s with autocast.
     """
-    import torch
 
-    if torch.cuda.is_available():
+    if gpu_available():
         return {"bf16": True}
     if cpu_bf16_supported():
         return {"use_cpu": True, "bf16": True}
@@ -228,13 +228,12 @@ def load_policy(cfg: ModelConfig, model_dir: str | None = None):
     it generated ~50x slower on an H200 machine. Weights that `accelerate`'s RAM-efficient FSDP loading
     left on the meta device (ranks > 0) stay where they are for FSDP to fill.
     """
-    import torch
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(
         model_dir or resolve_model(cfg.name_or_path), dtype=torch_dtype(cfg.dtype)
     )
-    if torch.cuda.is_available() and not any(p.is_meta for p in model.parameters()):
+    if gpu_available() and not any(p.is_meta for p in model.parameters()):
         model.to(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}")
     return model
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from kit.config import DEMO_MODEL, KitConfig
-from kit.generation.setup import GenerationSetup, gpu_available, resolve_generation
+from kit.device import gpu_available
+from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.paths import resolve_path
 
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")

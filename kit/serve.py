@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from kit.config import KitConfig
-from kit.generation.setup import gpu_available, server_flags
+from kit.device import gpu_available
+from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
 from kit.processes import interrupt_on_sigterm, stop_process_group

@@ -6,6 +6,7 @@ import importlib.metadata
 import platform
 from typing import Any
 
+from kit.device import gpu_available
 from kit.vllm_compat import vllm_version
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate")
@@ -23,8 +24,6 @@ def versions() -> dict[str, Any]:
             found[name] = None
     found["vllm"] = vllm_version()
     found["device"] = (
-        torch.cuda.get_device_name(0)
-        if torch.cuda.is_available()
-        else platform.processor() or platform.machine()
+        torch.cuda.get_device_name(0) if gpu_available() else platform.processor() or platform.machine()
     )
     return found

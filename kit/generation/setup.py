@@ -24,16 +24,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 from kit.config import ConfigError, KitConfig
+from kit.device import gpu_available
 
 IPC_RECEIVER = "kit.generation.ipc_receiver.IPCWeightReceiver"
 """vLLM worker extension (`--worker-extension-cls`) that loads weights from CUDA IPC handles."""
-
-
-def gpu_available() -> bool:
-    """Whether this process sees a CUDA GPU (the kit's only GPU check)."""
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def trainer_processes() -> int:
