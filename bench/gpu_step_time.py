@@ -61,7 +61,7 @@ def sft_model(target: Path, examples: int, extra: list[str]) -> str:
     from kit.config import DEMO_MODEL, load_config
     from kit.environment import make_environment
     from kit.models import load_policy, load_tokenizer, resolve_model
-    from kit.runlog import RunFolder
+    from kit.run_folder import RunFolder
     from kit.sft import sft_warmup
 
     cfg = load_config(
@@ -93,11 +93,11 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
 
     from kit.environment import make_environment
     from kit.generation.setup import resolve_generation
+    from kit.grpo_trainer import build_trainer, grpo_args
     from kit.models import load_policy, load_tokenizer
     from kit.rollout import ToolMessageEncoder
-    from kit.runlog import RunFolder
+    from kit.run_folder import RunFolder
     from kit.tool_parsers import load_parser
-    from kit.trainer import build_trainer, grpo_args
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = _config(model_dir, steps, tmp, extra)

@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from kit.config import load_config
-    from kit.runlog import RunFolder
+    from kit.run_folder import RunFolder
     from kit.train import TrainingJob, started_server
 
     work = tempfile.mkdtemp(prefix="learning_signal_")

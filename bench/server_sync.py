@@ -38,11 +38,11 @@ def main() -> None:
     from kit.generation.base import Sampling
     from kit.generation.transformers_gen import TransformersGenerator
     from kit.generation.vllm_server import VLLMServerClient
+    from kit.grpo_trainer import build_trainer
     from kit.models import load_policy, load_tokenizer
     from kit.rollout import ToolMessageEncoder
-    from kit.runlog import RunFolder
+    from kit.run_folder import RunFolder
     from kit.serve import VLLMServer
-    from kit.trainer import build_trainer
     from kit.versions import versions
 
     port = free_port()

@@ -28,7 +28,7 @@ def _train(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config, args.overrides)
     if args.dry_run:
-        from kit.plan import print_plan
+        from kit.preflight import print_plan
 
         return print_plan(cfg)
     train(cfg)

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from kit.analysis import token_segments
-from kit.runlog import episode_records as episode_records  # re-exported: the notebooks import it from here
+from kit.run_folder import (
+    episode_records as episode_records,  # re-exported: the notebooks import it from here
+)
 
 
 def display(obj: Any, **kwargs: Any) -> Any:

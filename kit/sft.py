@@ -17,7 +17,7 @@ from kit.config import KitConfig
 from kit.environment import TaskEnvironment
 from kit.models import mixed_precision_args
 from kit.rollout import Task
-from kit.runlog import RunFolder
+from kit.run_folder import RunFolder
 
 log = logging.getLogger(__name__)
 

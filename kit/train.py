@@ -27,7 +27,7 @@ from kit.config import KitConfig, save_config
 from kit.environment import make_environment
 from kit.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.models import load_policy, load_tokenizer, resolve_model
-from kit.runlog import RunFolder
+from kit.run_folder import RunFolder
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class TrainingJob:
 
     def grpo(self, callbacks: Sequence[Any] = ()):
         """GRPO with TRL's GRPOTrainer; saves the trained policy to the run folder's final/."""
-        from kit.trainer import build_trainer
+        from kit.grpo_trainer import build_trainer
 
         self.trainer = build_trainer(
             self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run

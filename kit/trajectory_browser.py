@@ -11,7 +11,7 @@ from typing import Any
 
 from kit.analysis import call_text, classify_episode
 from kit.notebook import display, try_widget
-from kit.runlog import RunFolder
+from kit.run_folder import RunFolder
 
 _ROLE_COLOURS = {"system": "#eee", "user": "#e3f0ff", "assistant": "#fff4d6", "tool": "#e6f7e6"}
 

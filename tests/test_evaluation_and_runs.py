@@ -13,7 +13,7 @@ from kit.config import load_config
 from kit.environment import make_environment
 from kit.evaluate import evaluate_model, summarize, wilson_interval
 from kit.models import load_policy, load_tokenizer
-from kit.runlog import RunFolder
+from kit.run_folder import RunFolder
 from kit.sft import demonstration, tokenize_demonstration
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"

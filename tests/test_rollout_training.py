@@ -16,9 +16,9 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config import load_config
 from kit.environment import make_environment
+from kit.grpo_trainer import build_trainer
 from kit.models import load_policy, load_tokenizer
-from kit.runlog import RunFolder
-from kit.trainer import build_trainer
+from kit.run_folder import RunFolder
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow

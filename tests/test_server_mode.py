@@ -21,12 +21,12 @@ from kit.environment import make_environment
 from kit.generation.base import Sampling
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import ServerError, VLLMServerClient
+from kit.grpo_trainer import build_trainer
 from kit.models import load_policy, load_tokenizer
 from kit.net import free_port
 from kit.rollout import ToolMessageEncoder
-from kit.runlog import RunFolder
+from kit.run_folder import RunFolder
 from kit.serve import VLLMServer
-from kit.trainer import build_trainer
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow

@@ -20,9 +20,9 @@ import yaml
 from conftest import KIT, PROJECT_ROOT
 
 from kit.generation.vllm_server import VLLMServerClient
-from kit.sky.launcher import LauncherNotFound, launcher_python
 from kit.sky.node_entry import Command, Layout, NodePlan, plan_layout
 from kit.sky.node_run import run_plan
+from kit.sky.sky_venv import LauncherNotFound, launcher_python
 
 SKY_DIR = PROJECT_ROOT / "sky"
 SINGLE = SKY_DIR / "grpo-single-node.yaml"
@@ -139,7 +139,7 @@ def test_missing_launcher_env_says_make_sky_venv(tmp_path):
     assert "KIT_SKY_PYTHON" in done.stderr
     # and without any launcher at all, the message names the make target
     code = (
-        "import kit.sky.launcher as l, pathlib, importlib.util as u\n"
+        "import kit.sky.sky_venv as l, pathlib, importlib.util as u\n"
         "l.SKY_VENV = pathlib.Path('/nonexistent'); u.find_spec = lambda name: None\n"
         "try:\n    l.launcher_python()\nexcept l.LauncherNotFound as e:\n    print(e)\n"
     )

@@ -16,7 +16,7 @@ from typing import Any
 from kit.config import load_config
 from kit.environment import make_environment
 from kit.models import cache_dir, load_policy, load_tokenizer
-from kit.runlog import RunFolder
+from kit.run_folder import RunFolder
 from kit.sft import kit_call_format, sft_warmup
 
 # One category and tier, so a 2-layer model can learn the pattern quickly.

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from kit.config import ConfigError
-from kit.sky.launcher import PROJECT_ROOT
+from kit.sky.sky_venv import PROJECT_ROOT
 from kit.sky.validate import REQUIRED_SECRETS
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kit.sky.launcher import PROJECT_ROOT, LauncherNotFound, ParsedTask, parse_task_yamls
+from kit.sky.sky_venv import PROJECT_ROOT, LauncherNotFound, ParsedTask, parse_task_yamls
 
 if TYPE_CHECKING:
     from kit.sky.node_entry import EntrySettings
@@ -137,7 +137,7 @@ def _check_ports(task: ParsedTask, settings: EntrySettings, report: Report) -> N
 def _check_kit(task: ParsedTask, report: Report) -> None:
     """The recipe, the layout and the plan, as the node entry would see them."""
     from kit.config import ConfigError, load_config
-    from kit.plan import make_plan
+    from kit.preflight import make_plan
     from kit.sky.layout import NodeEntryError, plan_layout, resolve_accelerate_config, trainer_config
     from kit.sky.node_entry import EntrySettings
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from kit.envs.workplace.generate_state import default_state
 from kit.envs.workplace.schemas import TOOLKITS, chat_schemas, flat_schemas, toolkit_of
-from kit.envs.workplace.templates import CATEGORIES, TEMPLATES, TIERS, Skip, Task, World, make_task
+from kit.envs.workplace.templates import CATEGORIES, TEMPLATES, TIERS, GeneratedTask, Skip, World, make_task
 
 ENVIRONMENT_NAME = "workplace_assistant"
 CATEGORY_PREFIX = "workplace_assistant_"
@@ -48,15 +48,17 @@ def quotas(total: int) -> dict[tuple[str, str], int]:
     return counts
 
 
-def generate_tasks(counts: dict[tuple[str, str], int], seed: int) -> dict[tuple[str, str], list[Task]]:
+def generate_tasks(
+    counts: dict[tuple[str, str], int], seed: int
+) -> dict[tuple[str, str], list[GeneratedTask]]:
     """``counts[cell]`` tasks per cell, each with a request text no other task has; deterministic in
     ``seed``. Raises RuntimeError when a cell cannot produce that many distinct tasks."""
     rng = random.Random(seed)
     world = World(default_state())
     seen: set[str] = set()
-    tasks: dict[tuple[str, str], list[Task]] = {}
+    tasks: dict[tuple[str, str], list[GeneratedTask]] = {}
     for cell in cells():
-        made: list[Task] = []
+        made: list[GeneratedTask] = []
         for _ in range(_ATTEMPTS_PER_TASK * counts.get(cell, 0)):
             if len(made) == counts.get(cell, 0):
                 break
@@ -73,7 +75,7 @@ def generate_tasks(counts: dict[tuple[str, str], int], seed: int) -> dict[tuple[
     return tasks
 
 
-def task_row(task: Task, index: int) -> dict[str, Any]:
+def task_row(task: GeneratedTask, index: int) -> dict[str, Any]:
     """A task as a NeMo-Gym row (plus ``tier`` and ``toolkits``)."""
     return {
         "id": index,
@@ -101,7 +103,7 @@ def make_splits(
     train_counts, validation_counts = quotas(train), quotas(validation)
     wanted = {cell: train_counts[cell] + validation_counts[cell] for cell in cells()}
     rng = random.Random(seed)
-    splits: dict[str, list[Task]] = {"train": [], "validation": []}
+    splits: dict[str, list[GeneratedTask]] = {"train": [], "validation": []}
     for cell, tasks in generate_tasks(wanted, seed).items():
         splits["validation"].extend(tasks[: validation_counts[cell]])
         splits["train"].extend(tasks[validation_counts[cell] :])

@@ -47,7 +47,7 @@ class Skip(Exception):
 
 
 @dataclass(frozen=True)
-class Task:
+class GeneratedTask:
     """A generated task: request text, ground-truth calls and the toolkits they need."""
 
     category: str
@@ -120,7 +120,7 @@ def template(category: str, tier: str) -> Callable[[Template], Template]:
     return register
 
 
-def make_task(category: str, tier: str, rng: random.Random, world: World) -> Task:
+def make_task(category: str, tier: str, rng: random.Random, world: World) -> GeneratedTask:
     """One task of the given cell from a randomly chosen template; raises Skip when the draw is unusable."""
     plan = Plan(world.base)
     request = rng.choice(TEMPLATES[(category, tier)])(rng, world, plan)
@@ -131,7 +131,7 @@ def make_task(category: str, tier: str, rng: random.Random, world: World) -> Tas
         toolkits.add(category)
     if request.endswith(("!'.", ".'.", "?'.")):
         request = request[:-1]  # the quoted text already ends the sentence
-    return Task(
+    return GeneratedTask(
         category,
         tier,
         request,

@@ -29,7 +29,7 @@ from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
 from kit.generation.weight_sync import ServerWeightSync, server_sync
 from kit.models import mixed_precision_args
 from kit.rollout import Episode, RolloutSettings, Task, ToolMessageEncoder, run_episodes
-from kit.runlog import RunFolder
+from kit.run_folder import RunFolder
 from kit.tool_parsers import load_parser
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ rendered with its chat template and tools, plus the completion budget fits the g
 has one or the recipe needs one (colocate), else for this machine.
 
     from kit.config import load_config
-    from kit.plan import make_plan
+    from kit.preflight import make_plan
     plan = make_plan(load_config("qwen3_4b_8gpu"), num_processes=4)
     plan.errors  # [] when the recipe can start
 """
@@ -92,7 +92,7 @@ class Plan:
 
 
 def _grpo_config(cfg: KitConfig, setup: GenerationSetup) -> tuple[Any | None, str | None]:
-    """Build TRL's GRPOConfig as kit.trainer.grpo_args would on the target device; (config, error)."""
+    """Build TRL's GRPOConfig as kit.grpo_trainer.grpo_args would on the target device; (config, error)."""
     import contextlib
     import io
     import tempfile
