@@ -125,9 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The kit's own progress at INFO; the libraries' chatter (vLLM, urllib3, ...) only from WARNING on.
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s"
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(asctime)s %(name)s: %(message)s"
     )
+    logging.getLogger("kit").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         return int(args.func(args) or 0)
     except ConfigError as err:

@@ -15,10 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
 
 from kit.generation.base import Completion, Sampling
 
 log = logging.getLogger(__name__)
+
+
+POOL_SIZE = 64
+"""Connections kept to the server: the generator's concurrency."""
 
 
 class ServerError(RuntimeError):
@@ -49,6 +54,11 @@ class VLLMServerClient:
         self.log_file = log_file
         self.retries = retries
         self.session = requests.Session()
+        # One pooled connection per concurrent request (VLLMServerGenerator sends up to 64 at once);
+        # requests' default pool of 10 would open and drop a connection for each of the others.
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=POOL_SIZE)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
         if api_key:
             self.session.headers["Authorization"] = f"Bearer {api_key}"
         self._card: dict[str, Any] | None = None
@@ -177,7 +187,7 @@ class VLLMServerClient:
 class VLLMServerGenerator:
     """Generates through a vLLM server, one request per prompt, sent concurrently."""
 
-    def __init__(self, client: VLLMServerClient, concurrency: int = 64) -> None:
+    def __init__(self, client: VLLMServerClient, concurrency: int = POOL_SIZE) -> None:
         self.client = client
         self.concurrency = concurrency
 
