@@ -191,6 +191,29 @@ def resolve_recipe_path(recipe: str | Path) -> Path:
     raise ConfigError(f"Recipe '{recipe}' not found: not a file, and not one of the shipped recipes {names}.")
 
 
+# Recipe keys that name files or folders (the keywords are values that are not paths).
+_PATH_KEYS = {
+    ("env", "train_file"): (),
+    ("env", "eval_file"): (),
+    ("env", "databases"): (),
+    ("model", "name_or_path"): (),
+    ("model", "chat_template"): ("kit", "model"),
+    ("rollout", "tool_parser_plugin"): (),
+}
+
+
+def _anchor_paths(data: dict[str, Any], folder: Path) -> None:
+    """Make a recipe's relative paths that exist next to the recipe file absolute. Others stay as they
+    are, for `kit.paths.resolve_path` (the current folder, then the repository root)."""
+    for (section, key), keywords in _PATH_KEYS.items():
+        values = data.get(section)
+        value = values.get(key) if isinstance(values, dict) else None
+        if not isinstance(value, str) or value in keywords or Path(value).is_absolute():
+            continue
+        if (folder / value).exists():
+            values[key] = str((folder / value).resolve())
+
+
 def _read_recipe(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Read a recipe, merging the recipe it names as `base:` underneath it."""
     if path.resolve() in seen:
@@ -201,6 +224,7 @@ def _read_recipe(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         raise ConfigError(f"Recipe '{path}' is not valid YAML: {err}") from err
     if not isinstance(data, dict):
         raise ConfigError(f"Recipe '{path}' must be a mapping of sections, got {type(data).__name__}.")
+    _anchor_paths(data, path.resolve().parent)
     base = data.pop("base", None)
     if base is None:
         return data

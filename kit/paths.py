@@ -1,8 +1,10 @@
-"""The repository root, and the one rule for relative paths in recipes.
+"""The repository root, and the one rule for relative paths.
 
-A relative path in a recipe (data files, a chat template, a tool-parser plugin) is looked up in the
-current folder first, then under the repository root: the shipped recipes name paths from the root,
-as SkyPilot's `workdir: .` and the node entry see them, and notebooks run from notebooks/.
+A relative path in a recipe (data files, databases, a model folder, a chat template, a tool-parser
+plugin) is looked up next to the recipe file first (`kit.config` makes it absolute when it is there),
+then in the current folder, then under the repository root: the shipped recipes name paths from the
+root, as SkyPilot's `workdir: .` and the node entry see them, and notebooks run from notebooks/.
+Paths given as command-line overrides start at the second step.
 """
 
 from __future__ import annotations

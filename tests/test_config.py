@@ -70,3 +70,20 @@ def test_help_lists_all_six_commands():
     assert result.returncode == 0, result.stderr
     for command in ("train", "eval", "serve", "env", "tools", "sky"):
         assert f"    {command}" in result.stdout
+
+
+def test_relative_paths_are_found_next_to_the_recipe_first(tmp_path, monkeypatch):
+    folder = tmp_path / "experiment"
+    folder.mkdir()
+    (folder / "tasks.jsonl").write_text("")
+    (folder / "recipe.yaml").write_text(
+        "base: cpu_demo\nenv:\n  train_file: tasks.jsonl\n  eval_file: data/workplace/validation.jsonl\n"
+        "model:\n  chat_template: kit\n"
+    )
+    monkeypatch.chdir(tmp_path)  # elsewhere: the recipe's folder decides, not the current one
+    cfg = load_config(str(folder / "recipe.yaml"))
+    assert cfg.env.train_file == str((folder / "tasks.jsonl").resolve())
+    assert cfg.env.eval_file == "data/workplace/validation.jsonl"  # not there: current folder, then the repo
+    assert cfg.model.chat_template == "kit"  # a keyword, not a path
+    overridden = load_config(str(folder / "recipe.yaml"), ["env.train_file=tasks.jsonl"])
+    assert overridden.env.train_file == "tasks.jsonl"  # an override starts at the current folder
