@@ -100,18 +100,11 @@ def token_segments(episode, tokenizer) -> list[dict[str, Any]]:
 
 
 def time_rollouts(cfg, generator, tokenizer, env, tasks, max_tokens: int, label: str) -> dict[str, Any]:
-    """Greedy rollouts of `tasks` with one generator, timed: episodes/s and generated tokens/s."""
-    from kit.generation.base import Sampling
-    from kit.rollout import RolloutSettings, ToolMessageEncoder, run_episodes
-    from kit.tool_parsers import load_parser
+    """Greedy rollouts of `tasks` with one generator (an evaluation), timed: episodes/s and tokens/s."""
+    from kit.evaluate import evaluate_with_generator
 
-    parser = load_parser(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer)
-    settings = RolloutSettings(cfg.rollout.max_turns, max_tokens, cfg.rollout.max_tool_output_chars)
     started = time.perf_counter()
-    episodes = run_episodes(
-        tasks, generator, Sampling(temperature=0.0), parser, ToolMessageEncoder(tokenizer), env.new_sandbox,
-        settings,
-    )  # fmt: skip
+    episodes = evaluate_with_generator(cfg, generator, tokenizer, env, tasks, max_tokens).episodes
     seconds = time.perf_counter() - started
     tokens = sum(e.generated_tokens for e in episodes)
     return {

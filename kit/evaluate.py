@@ -19,8 +19,7 @@ from typing import Any
 from kit.config import KitConfig
 from kit.environment import TaskEnvironment, make_environment
 from kit.generation.base import Generator, Sampling
-from kit.rollout import Episode, RolloutSettings, Task, ToolMessageEncoder, run_episodes
-from kit.tool_parsers import load_parser
+from kit.rollout import Episode, Rollouts, Task
 
 log = logging.getLogger(__name__)
 
@@ -79,17 +78,8 @@ def evaluate_with_generator(
     cfg: KitConfig, generator: Generator, tokenizer, env: TaskEnvironment, tasks: list[Task], max_tokens: int
 ) -> Evaluation:
     """Greedy rollouts of `tasks` (the training rollout, temperature 0), scored once."""
-    parser = load_parser(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer)
-    settings = RolloutSettings(cfg.rollout.max_turns, max_tokens, cfg.rollout.max_tool_output_chars)
-    episodes = run_episodes(
-        tasks,
-        generator,
-        Sampling(temperature=0.0),
-        parser,
-        ToolMessageEncoder(tokenizer),
-        env.new_sandbox,
-        settings,
-    )
+    rollouts = Rollouts(cfg.rollout, tokenizer, env.new_sandbox)
+    episodes = rollouts.run(tasks, generator, Sampling(temperature=0.0), max_tokens)
     rewards = [env.outcome(t, e.tool_calls) for t, e in zip(tasks, episodes, strict=True)]
     return Evaluation(summarize(tasks, rewards), episodes, rewards)
 

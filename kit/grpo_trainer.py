@@ -28,9 +28,8 @@ from kit.generation.transformers_gen import TransformersGenerator, context_lengt
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
 from kit.generation.weight_sync import ServerWeightSync, server_sync
 from kit.models import mixed_precision_args
-from kit.rollout import Episode, RolloutSettings, Task, ToolMessageEncoder, run_episodes
+from kit.rollout import Episode, Rollouts, Task
 from kit.run_folder import RunFolder
-from kit.tool_parsers import load_parser
 
 log = logging.getLogger(__name__)
 
@@ -121,10 +120,7 @@ class KitRollout:
         self.cfg = cfg
         self.env = env
         self.by_prompt = {prompt_key(t.messages): t for t in tasks}
-        self.encoder = ToolMessageEncoder(tokenizer)
-        self.parser = load_parser(
-            cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer
-        )
+        self.rollouts = Rollouts(cfg.rollout, tokenizer, env.new_sandbox)
         self.run = run
         self.generator: Generator | None = None
         self._episodes: dict[str, list[Episode]] = {}
@@ -137,12 +133,7 @@ class KitRollout:
         args = trainer.args
         tasks = [self._task(p) for p in prompts]
         sampling = Sampling(args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty)
-        settings = RolloutSettings(
-            self.cfg.rollout.max_turns, args.max_completion_length, self.cfg.rollout.max_tool_output_chars
-        )
-        episodes = run_episodes(
-            tasks, self.generator, sampling, self.parser, self.encoder, self.env.new_sandbox, settings
-        )
+        episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
         rollout_id = f"{trainer.state.global_step}:{len(self._episodes)}"
         self._episodes = {rollout_id: episodes}
         return {

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kit.config import RolloutConfig
 from kit.generation.base import Generator, Sampling
 from kit.tool_parsers import ParseResult, ToolCallParser
 
@@ -221,3 +222,23 @@ def run_episodes(
             episode.env_mask += [0] * len(suffix)
             episode.logprobs += [0.0] * len(suffix)
     return episodes
+
+
+class Rollouts:
+    """The rollout a recipe describes: its tool parser, the chat template's tool-message encoding and
+    its turn and output limits. Training and evaluation both run episodes through one of these."""
+
+    def __init__(self, cfg: RolloutConfig, tokenizer, new_sandbox: Callable[[Task], Sandbox]) -> None:
+        from kit.tool_parsers import load_parser
+
+        self.cfg = cfg
+        self.parser = load_parser(cfg.tool_parser, cfg.tool_parser_plugin, tokenizer=tokenizer)
+        self.encoder = ToolMessageEncoder(tokenizer)
+        self.new_sandbox = new_sandbox
+
+    def run(
+        self, tasks: list[Task], generator: Generator, sampling: Sampling, max_tokens: int
+    ) -> list[Episode]:
+        """One episode per task; `max_tokens` is each episode's completion budget over all its turns."""
+        settings = RolloutSettings(self.cfg.max_turns, max_tokens, self.cfg.max_tool_output_chars)
+        return run_episodes(tasks, generator, sampling, self.parser, self.encoder, self.new_sandbox, settings)
