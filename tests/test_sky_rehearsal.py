@@ -29,9 +29,9 @@ def test_three_node_rehearsal_trains_two_steps_with_a_sync_each(demo_model_dir, 
     assert "GRPO steps logged: 2 [1, 2]" in summary
     assert "exit codes: rank0=0 rank1=0 rank2=0" in summary
     # 2 prompts x 2 generations per step, split over the two trainer processes
-    assert "episodes by trainer process (trajectories.jsonl rank): process 0: 4, process 1: 4" in summary
+    assert "episodes by trainer process (trajectories*.jsonl rank): process 0: 4, process 1: 4" in summary
     node0 = (log_dir / "node0.log").read_text()
     assert "vLLM server ready at" in node0 and "the trainers finished (exit 0)" in node0
     for rank in (1, 2):
         log = (log_dir / f"node{rank}.log").read_text()
-        assert log.count("weight sync (reload from") >= 2, log[-3000:]
+        assert log.count("weight sync (reload)") >= 2, log[-3000:]

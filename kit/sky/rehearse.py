@@ -26,7 +26,7 @@ from kit.config import ConfigError, load_config
 from kit.net import free_port
 from kit.processes import stop_process_group
 
-SYNC_LINE = re.compile(r"weight sync \(reload from .*\): [\d.]+ s")
+SYNC_LINE = re.compile(r"weight sync \(reload\): [\d.]+ s")
 SERVER_READY = "vLLM server ready at"
 
 
@@ -93,7 +93,7 @@ class RehearsalResult:
                 f"(ranks {', '.join(map(str, self.trainer_ranks_synced)) or '-'})",
                 f"  GRPO steps logged: {len(self.steps)} {self.steps} (expected {self.expected_steps})",
                 f"  weight syncs per trainer: {syncs or 'none'}",
-                f"  episodes by trainer process (trajectories.jsonl rank): {episodes or 'none'}",
+                f"  episodes by trainer process (trajectories*.jsonl rank): {episodes or 'none'}",
                 f"  exit codes: {codes}",
                 f"  verdict: {'OK' if self.ok else 'FAILED'}",
             ]
@@ -115,8 +115,7 @@ def rehearse(
     run_dir = Path(cfg.run.output_dir)
     log_dir = Path(log_dir) if log_dir else run_dir / "rehearsal"
     log_dir.mkdir(parents=True, exist_ok=True)
-    metrics, trajectories = run_dir / "metrics.jsonl", run_dir / "trajectories.jsonl"
-    seen = {path: path.stat().st_size if path.is_file() else 0 for path in (metrics, trajectories)}
+    seen = {path: path.stat().st_size for path in _run_files(run_dir)}  # read only what this run appends
     port = free_port(span=2)
     trainer_port = next(p for p in iter(free_port, None) if p not in (port, port + 1))
     base_env = {
@@ -168,7 +167,7 @@ def rehearse(
             stop_process_group(node.process, grace=60.0)
         for pump in pumps:
             pump.join(timeout=10)
-    return _result(runs, metrics, trajectories, seen, time.monotonic() - started, log_dir, cfg)
+    return _result(runs, run_dir, seen, time.monotonic() - started, log_dir, cfg)
 
 
 def _new_rows(path: Path, offset: int) -> list[dict]:
@@ -186,18 +185,24 @@ def _new_rows(path: Path, offset: int) -> list[dict]:
     return rows
 
 
-def _result(runs: list[NodeRun], metrics: Path, trajectories: Path, seen: dict[Path, int], seconds: float,
+def _run_files(run_dir: Path) -> list[Path]:
+    """metrics.jsonl and every rank's trajectories file present in the run folder."""
+    return [p for p in (run_dir / "metrics.jsonl", *run_dir.glob("trajectories*.jsonl")) if p.is_file()]
+
+
+def _result(runs: list[NodeRun], run_dir: Path, seen: dict[Path, int], seconds: float,
             log_dir: Path, cfg) -> RehearsalResult:  # fmt: skip
     server_up = any(SERVER_READY in line for line in runs[0].lines)
     syncs = {n.rank: sum(bool(SYNC_LINE.search(line)) for line in n.lines) for n in runs[1:]}
     steps: list[int] = []
-    for row in _new_rows(metrics, seen[metrics]):
+    for row in _new_rows(run_dir / "metrics.jsonl", seen.get(run_dir / "metrics.jsonl", 0)):
         if "reward" in row and row.get("step") not in steps:
             steps.append(row.get("step"))
     episodes: dict[int, int] = {}
-    for row in _new_rows(trajectories, seen[trajectories]):
-        rank = int(row.get("rank", -1))
-        episodes[rank] = episodes.get(rank, 0) + 1
+    for path in run_dir.glob("trajectories*.jsonl"):
+        for row in _new_rows(path, seen.get(path, 0)):
+            rank = int(row.get("rank", -1))
+            episodes[rank] = episodes.get(rank, 0) + 1
     expected = int(cfg.grpo.get("max_steps", 0) or 0)
     return RehearsalResult(
         codes={n.rank: n.code for n in runs},
