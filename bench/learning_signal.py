@@ -37,8 +37,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from kit.config import load_config
-    from kit.run_folder import RunFolder
-    from kit.train import TrainingJob, started_server
+    from kit.train import TrainingJob
 
     work = tempfile.mkdtemp(prefix="learning_signal_")
     overrides = [
@@ -48,13 +47,14 @@ def main() -> None:
     if args.model:
         overrides += [f"model.name_or_path={args.model}", "sft.enabled=false"]
     cfg = load_config(args.recipe, overrides)
-    run = RunFolder(work).create()
-    with started_server(cfg, run) as cfg:  # generation.start_server=true: kit serve for the run
-        job = TrainingJob(cfg, run)
+    job = TrainingJob(cfg)  # with generation.start_server=true it runs kit serve for the job
+    try:
         if cfg.sft.enabled:
             job.sft()  # on the whole training set
         job.train_tasks = job.train_tasks[: args.tasks]  # GRPO sees only these
         job.grpo()
+    finally:
+        job.close()
     steps = job.run.training_steps()
     rewards = [round(m["reward"], 3) for m in steps]
     last = statistics.mean(rewards[-5:])

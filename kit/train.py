@@ -1,12 +1,12 @@
 """`kit train`: the whole job a recipe describes, start to finish.
 
-    job = TrainingJob(cfg)       # run folder, tokenizer, environment, tasks, policy
+    job = TrainingJob(cfg)       # run folder, [vLLM server], tokenizer, environment, tasks, policy
     job.evaluate("base")         # greedy success on the validation tasks
     job.sft()                    # the optional SFT warm-up
     job.evaluate("after_sft")
     job.grpo()                   # TRL's GRPOTrainer with the kit's multi-turn rollout
     job.evaluate("after_grpo")
-    job.finish()                 # reward_curve.png and summary.json
+    job.finish()                 # reward_curve.png and summary.json; stops the job's server
 
 `train(cfg)` runs exactly these steps; notebook 01 runs them one cell at a time, so the two write
 the same run folder.
@@ -14,13 +14,13 @@ the same run folder.
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import dataclasses
 import json
 import logging
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kit.config import KitConfig, save_config
@@ -41,9 +41,19 @@ class TrainingJob:
 
         self.started = time.perf_counter()
         set_seed(cfg.run.seed)
-        self.cfg = cfg
         self.run = run or RunFolder(cfg.run.output_dir).create()
         save_config(cfg, self.run.path / "config.yaml")
+        self.server = None
+        if cfg.generation.mode == "server" and cfg.generation.start_server:
+            # Started before the policy loads: on a GPU the server takes its share of memory first.
+            from kit.serve import VLLMServer
+
+            self.server = VLLMServer(cfg, self.run.server_log).start()
+            atexit.register(self.close)  # a notebook kernel or script that dies still stops it
+            cfg = dataclasses.replace(
+                cfg, generation=dataclasses.replace(cfg.generation, server_url=self.server.url)
+            )
+        self.cfg = cfg
         self.model_dir = resolve_model(cfg.model.name_or_path)
         self.tokenizer = load_tokenizer(cfg.model, self.model_dir)
         self.env = make_environment(cfg.env)
@@ -136,8 +146,15 @@ class TrainingJob:
         self.tokenizer.save_pretrained(str(self.run.final_model))
         return self.trainer
 
+    def close(self) -> None:
+        """Stop the server this job started, if any (also done by `finish`)."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
     def finish(self) -> dict[str, Any]:
-        """Write reward_curve.png and summary.json; returns the summary."""
+        """Write reward_curve.png and summary.json, stop the job's server; returns the summary."""
+        self.close()
         steps = self.run.training_steps()
         self.summary["reward_first_last"] = [steps[0]["reward"], steps[-1]["reward"]] if steps else None
         if steps:
@@ -150,24 +167,10 @@ class TrainingJob:
         return self.summary
 
 
-@contextlib.contextmanager
-def started_server(cfg: KitConfig, run: RunFolder) -> Iterator[KitConfig]:
-    """With `generation.start_server`, `kit serve` for the length of the run; yields the config that
-    points at it. Otherwise yields `cfg` unchanged."""
-    if cfg.generation.mode != "server" or not cfg.generation.start_server:
-        yield cfg
-        return
-    from kit.serve import VLLMServer
-
-    with VLLMServer(cfg, run.server_log) as server:
-        yield dataclasses.replace(cfg, generation=dataclasses.replace(cfg.generation, server_url=server.url))
-
-
 def train(cfg: KitConfig) -> dict[str, Any]:
     """Run the recipe; returns the summary also written to the run folder's summary.json."""
-    run = RunFolder(cfg.run.output_dir).create()
-    with started_server(cfg, run) as cfg:
-        job = TrainingJob(cfg, run)
+    job = TrainingJob(cfg)
+    try:
         job.evaluate("base")
         if cfg.sft.enabled:
             job.sft()
@@ -175,6 +178,8 @@ def train(cfg: KitConfig) -> dict[str, Any]:
         job.grpo()
         job.evaluate("after_grpo")
         summary = job.finish()
+    finally:
+        job.close()
     print_summary(summary)
     return summary
 
