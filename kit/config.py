@@ -34,7 +34,8 @@ class ModelConfig:
     name_or_path: str = DEMO_MODEL
     # "kit": the kit's tool-calling ChatML template; "model": the tokenizer's own; or a path to a .jinja file.
     chat_template: str = "kit"
-    # "auto" = bfloat16 on GPU, float32 on CPU; or any torch dtype name.
+    # The training weights: "auto" = float32 master weights, bf16 autocast where the hardware has it
+    # (TRL's default). "bfloat16" halves their memory but loses small updates (see models.torch_dtype).
     dtype: str = "auto"
 
 
