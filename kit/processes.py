@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
+from collections.abc import Callable
+
+_PR_SET_PDEATHSIG = 1
 
 
 def stop_process_group(process: subprocess.Popen | None, grace: float) -> None:
@@ -34,3 +39,20 @@ def interrupt_on_sigterm() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+def terminate_with_parent() -> Callable[[], None] | None:
+    """A `preexec_fn` that has Linux SIGTERM the child when the process that started it dies.
+
+    A trainer killed with SIGKILL (OOM, preemption) runs no `finally:` and no atexit hook; without this its
+    vLLM server, in a session of its own, would keep running and holding its port and memory. None
+    elsewhere (the child then outlives a SIGKILLed parent).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def set_parent_death_signal() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return set_parent_death_signal

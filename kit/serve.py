@@ -32,7 +32,7 @@ from kit.device import gpu_available
 from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
-from kit.processes import interrupt_on_sigterm, stop_process_group
+from kit.processes import interrupt_on_sigterm, stop_process_group, terminate_with_parent
 from kit.server_auth import KEY_ENV, BearerKeyMiddleware
 from kit.tool_parsers import serve_args
 
@@ -122,6 +122,7 @@ class VLLMServer:
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=terminate_with_parent(),
             )
         client = VLLMServerClient(self.url, self.api_key, log_file=self.log_file)
         started = time.monotonic()

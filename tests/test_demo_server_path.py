@@ -14,8 +14,8 @@ pytestmark = pytest.mark.slow
 
 
 def _processes_with(text: str) -> list[str]:
-    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
-    return [line for line in listing.splitlines() if text in line and "ps -eo" not in line]
+    listing = subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in listing.splitlines() if text in line and "ps -eww" not in line]
 
 
 def test_kit_train_runs_its_own_server_and_stops_it(cli, tiny_model_dir, tmp_path):
@@ -38,3 +38,36 @@ def test_kit_train_runs_its_own_server_and_stops_it(cli, tiny_model_dir, tmp_pat
     assert log.count("POST /v1/completions") >= 3 * 2  # three evaluations of 2 tasks, then rollouts
     assert log.count("POST /collective_rpc") >= 2 + 3  # a sync per GRPO step and before each evaluation
     assert not _processes_with(f"--port {port}"), "the vLLM server outlived the run"
+
+
+def test_server_of_a_killed_trainer_stops_too(tiny_model_dir, tmp_path):
+    """SIGKILL (OOM killer, preemption) runs no cleanup in the trainer: the server must still go."""
+    import os
+    import signal
+    import sys
+    import time
+
+    port = free_port()
+    trainer = subprocess.Popen(
+        [
+            sys.executable, "-m", "kit", "train", "--config", "cpu_demo",
+            f"model.name_or_path={tiny_model_dir}", f"serve.port={port}", "run.eval_tasks=2",
+            f"run.output_dir={tmp_path / 'run'}",
+        ],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not _processes_with(f"--port {port}") and trainer.poll() is None:
+            assert time.monotonic() < deadline, "kit train started no server"
+            time.sleep(1)
+        assert trainer.poll() is None, trainer.stderr.read()[-2000:]
+        time.sleep(5)  # the server's engine processes are up by now
+        os.kill(trainer.pid, signal.SIGKILL)
+        trainer.wait()
+        deadline = time.monotonic() + 60
+        while _processes_with(f"--port {port}"):
+            assert time.monotonic() < deadline, "the vLLM server outlived its SIGKILLed trainer"
+            time.sleep(1)
+    finally:
+        trainer.kill()
