@@ -152,7 +152,8 @@ def _data_file(plan: Plan, label: str, source: str, cfg: KitConfig, limit: int |
     if not path.is_file():
         if path.suffix in (".jsonl", ".json") or source.startswith((".", "/")) or source.count("/") != 1:
             plan.errors.append(
-                f"env.{label} '{source}' not found (relative paths: the current folder, then the repo)."
+                f"env.{label} '{source}' not found (relative paths: the current folder, then the repo); "
+                "`kit env generate --out DIR` writes task files."
             )
             plan.add(label, f"{source} (missing)")
             return None
@@ -207,9 +208,12 @@ def _layout(plan: Plan, cfg: KitConfig, setup: GenerationSetup) -> None:
     text = setup.describe()
     if setup.mode == "server":
         serve = cfg.serve
+        start = "start it with `kit serve --config ...`"
+        if cfg.generation.start_server:
+            start = "started by the job"
         text += (
-            f" (start it with `kit serve --config ...`; tensor parallel {serve.tensor_parallel_size} x data "
-            f"parallel {serve.data_parallel_size})"
+            f" ({start}; tensor parallel {serve.tensor_parallel_size} x data parallel "
+            f"{serve.data_parallel_size})"
         )
     plan.add("generation", text)
     plan.errors.extend(setup.problems)
