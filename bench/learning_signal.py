@@ -3,9 +3,13 @@
     python bench/learning_signal.py [--tasks 4] [--steps 30] [--recipe cpu_demo] [overrides ...]
 
 Overfitting is the point: with a few tasks seen every step, a working GRPO setup drives their reward
-towards 1.0 (the goal: the mean of the last 5 steps >= 0.9). If it stays flat, look at what the
-run folder logged before tuning anything else: `frac_reward_zero_std` (groups whose rewards are all
-equal teach nothing), `entropy` (a near-deterministic policy samples the same episode eight times),
+towards 1.0 (the goal: the mean of the last 5 steps >= 0.9). The tasks are ones GRPO can learn from:
+the first training tasks on which the starting policy's sampled episodes (8 per task, the recipe's
+temperature) mix successes and failures. A task it never solves gives all-equal rewards and no
+gradient, and one it always solves has nothing to gain; either would only cap or pad the figure.
+If the reward stays flat, look at what the run folder logged before tuning anything else:
+`frac_reward_zero_std` (groups whose rewards are all equal teach nothing), `entropy` (a
+near-deterministic policy samples the same episode eight times),
 `sampling/importance_sampling_ratio/*` (generator vs trainer logprobs), `episode/*`.
 
 The recipe's SFT warm-up runs first, on the whole training set, when it is enabled (the base model
@@ -22,6 +26,31 @@ import tempfile
 from pathlib import Path
 
 GOAL = 0.9
+
+
+def learnable_tasks(job, count: int, samples: int = 8) -> list:
+    """The first `count` training tasks whose `samples` sampled episodes mix successes and failures."""
+    from kit.generation.base import Sampling
+    from kit.generation.transformers_gen import TransformersGenerator
+    from kit.rollout import Rollouts
+
+    generator = job.served_generator() or TransformersGenerator.for_model(job.model, job.tokenizer)
+    rollouts = Rollouts(job.cfg.rollout, job.tokenizer, job.env.new_sandbox)
+    sampling = Sampling(temperature=job.cfg.grpo.get("temperature", 1.0))
+    tokens = job.cfg.grpo.get("max_completion_length", 256)
+    chosen, start = [], 0
+    while len(chosen) < count and start < len(job.train_tasks):
+        batch = job.train_tasks[start : start + 4 * count]
+        episodes = rollouts.run([t for t in batch for _ in range(samples)], generator, sampling, tokens)
+        for i, task in enumerate(batch):
+            calls = [e.tool_calls for e in episodes[i * samples : (i + 1) * samples]]
+            successes = sum(job.env.outcome(task, c) >= 1.0 for c in calls)
+            if 0 < successes < samples and len(chosen) < count:
+                chosen.append(task)
+        start += len(batch)
+    if not chosen:
+        raise SystemExit("no training task has mixed outcomes under the starting policy: nothing to learn")
+    return chosen
 
 
 def main() -> None:
@@ -51,7 +80,7 @@ def main() -> None:
     try:
         if cfg.sft.enabled:
             job.sft()  # on the whole training set
-        job.train_tasks = job.train_tasks[: args.tasks]  # GRPO sees only these
+        job.train_tasks = learnable_tasks(job, args.tasks)  # GRPO sees only these
         job.grpo()
     finally:
         job.close()
@@ -61,6 +90,7 @@ def main() -> None:
     result = {
         "versions": job.summary["versions"],
         "overrides": overrides,
+        "tasks": [task.info.get("id") for task in job.train_tasks],
         "reward_per_step": rewards,
         "frac_reward_zero_std_per_step": [round(m.get("frac_reward_zero_std", 0.0), 3) for m in steps],
         "entropy_per_step": [round(m.get("entropy", 0.0), 4) for m in steps],

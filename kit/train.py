@@ -82,7 +82,7 @@ class TrainingJob:
         if not self.eval_tasks:
             return None
         started = time.perf_counter()
-        generator = self._server_generator()
+        generator = self.served_generator()
         if generator is None:
             result = evaluate_model(self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks)
         else:
@@ -97,7 +97,7 @@ class TrainingJob:
                  report["n"], seconds)  # fmt: skip
         return result
 
-    def _server_generator(self):
+    def served_generator(self):
         """In server mode with a kit sync (reload, ipc): the server, after pushing the current policy to
         it, so evaluation runs at the server's speed. None: evaluate with the local model."""
         from kit.generation.setup import resolve_generation
