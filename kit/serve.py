@@ -63,7 +63,7 @@ def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key
     command += server_flags(cfg, gpu_available())
     if api_key:
         command += ["--middleware", f"{BearerKeyMiddleware.__module__}.{BearerKeyMiddleware.__name__}"]
-    return command + list(serve.extra_args)
+    return command + [str(arg) for arg in serve.extra_args]  # YAML reads 8000000000 as a number
 
 
 def server_env(cfg: KitConfig, api_key: str | None = None) -> dict[str, str]:
