@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from kit.run_folder import write_atomic
+
 RECIPES_DIR = Path(__file__).parent / "recipes"
 DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -334,4 +336,6 @@ def save_config(cfg: KitConfig, path: Path) -> None:
     """Write the resolved config as YAML (the run folder's config.yaml; loadable as a recipe)."""
     data = cfg.to_dict()
     data.pop("recipe")
-    path.write_text(f"# resolved from {cfg.recipe or 'defaults'}\n" + yaml.safe_dump(data, sort_keys=False))
+    write_atomic(
+        path, f"# resolved from {cfg.recipe or 'defaults'}\n" + yaml.safe_dump(data, sort_keys=False)
+    )
