@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
+from collections.abc import Callable
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def stop_process_group(process: subprocess.Popen | None, grace: float) -> None:
@@ -34,3 +39,17 @@ def interrupt_on_sigterm() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+def stop_with_parent() -> Callable[[], None] | None:
+    """A `preexec_fn` for Popen that makes the child get SIGTERM when the thread starting it ends, as it
+    does when this process dies, SIGKILL included (Linux; None elsewhere). A child in its own session
+    would outlive a killed parent otherwise."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded in the parent: between fork and exec, only prctl
+
+    def set_parent_death_signal() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return set_parent_death_signal
