@@ -26,7 +26,7 @@ def _train(args: argparse.Namespace) -> int:
     from kit.config import load_config
     from kit.train import train
 
-    cfg = load_config(args.config, args.overrides)
+    cfg = load_config(args.config, [*args.overrides, *(["run.resume=true"] if args.resume else [])])
     if args.dry_run:
         from kit.preflight import print_plan
 
@@ -73,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(train)
     train.add_argument(
         "--dry-run", action="store_true", help="resolve and check the config, print the plan, exit"
+    )
+    train.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in run.output_dir from its newest complete checkpoint (run.resume=true)",
     )
     train.set_defaults(func=_train)
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from kit.run_folder import write_atomic
+
 RECIPES_DIR = Path(__file__).parent / "recipes"
 DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -125,6 +127,8 @@ class RunConfig:
     seed: int = 0
     # Validation tasks evaluated before and after training (0 to skip).
     eval_tasks: int = 0
+    # Continue the run in output_dir from its newest complete checkpoint (`kit train --resume`).
+    resume: bool = False
 
 
 @dataclass
@@ -335,4 +339,6 @@ def save_config(cfg: KitConfig, path: Path) -> None:
     """Write the resolved config as YAML (the run folder's config.yaml; loadable as a recipe)."""
     data = cfg.to_dict()
     data.pop("recipe")
-    path.write_text(f"# resolved from {cfg.recipe or 'defaults'}\n" + yaml.safe_dump(data, sort_keys=False))
+    write_atomic(
+        path, f"# resolved from {cfg.recipe or 'defaults'}\n" + yaml.safe_dump(data, sort_keys=False)
+    )

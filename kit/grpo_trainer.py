@@ -97,6 +97,8 @@ class KitGRPOTrainer(GRPOTrainer):
         self.vllm_generation = sync
         self.use_vllm = True
         self.vllm_mode = "server"
+        # No step is -1, so the first rollout pushes the policy first: after a resume from step N too,
+        # and then it holds the checkpoint's weights (TRL loads them before the first step).
         self._last_loaded_step = -1
 
     def guard_trl_server_sync(self, client: VLLMServerClient) -> None:

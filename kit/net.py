@@ -22,3 +22,13 @@ def free_port(span: int = 1) -> int:
             continue
         return port
     raise RuntimeError("no free local port found")
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something accepts connections at host:port now."""
+    host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except OSError:
+        return False
+    return True

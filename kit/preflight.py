@@ -26,10 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.config import DEMO_MODEL, KitConfig
+from kit.config import DEMO_MODEL, ConfigError, KitConfig
 from kit.device import gpu_available
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.paths import resolve_path
+from kit.resume import check_resume
+from kit.run_folder import RunFolder
 
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -314,6 +316,12 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
     sft = cfg.sft
     plan.add("sft warm-up", f"{sft.num_examples} examples ({', '.join(sft.tiers)})" if sft.enabled else "off")
     plan.add("run folder", f"{cfg.run.output_dir} (eval tasks before/after: {cfg.run.eval_tasks})")
+    if cfg.run.resume:
+        try:
+            checkpoint = check_resume(cfg, RunFolder(cfg.run.output_dir))
+            plan.add("resume", f"from {checkpoint.path.name} (step {checkpoint.step})")
+        except ConfigError as err:
+            plan.errors.append(str(err))
     return plan
 
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-_PR_SET_PDEATHSIG = 1
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def stop_process_group(process: subprocess.Popen | None, grace: float) -> None:
@@ -41,16 +41,13 @@ def interrupt_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
 
 
-def terminate_with_parent() -> Callable[[], None] | None:
-    """A `preexec_fn` that has Linux SIGTERM the child when the process that started it dies.
-
-    A trainer killed with SIGKILL (OOM, preemption) runs no `finally:` and no atexit hook; without this its
-    vLLM server, in a session of its own, would keep running and holding its port and memory. None
-    elsewhere (the child then outlives a SIGKILLed parent).
-    """
+def stop_with_parent() -> Callable[[], None] | None:
+    """A `preexec_fn` for Popen that makes the child get SIGTERM when the thread starting it ends, as it
+    does when this process dies, SIGKILL included (Linux; None elsewhere). A child in its own session
+    would outlive a killed parent otherwise."""
     if not sys.platform.startswith("linux"):
         return None
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded in the parent: between fork and exec, only prctl
 
     def set_parent_death_signal() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -7,16 +7,20 @@ runs/NAME/
                        (trajectories.rank<N>.jsonl: the episodes of trainer process N > 0)
   checkpoints/         TRL checkpoints; final/ holds the trained model
   reward_curve.png     reward and success rate per step
-  summary.json         before/after success rates, timings
+  summary.json         before/after success rates, timings (rewritten after each stage)
   server.log           the vLLM server's log when `kit serve` ran for this run
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 class RunFolder:
@@ -57,7 +61,18 @@ class RunFolder:
     def reward_plot(self) -> Path:
         return self.path / "reward_curve.png"
 
+    def trajectories_file_of(self, rank: int) -> Path:
+        """The episode file trainer process `rank` writes."""
+        return self.trajectories_file if rank == 0 else self.path / f"trajectories.rank{rank}.jsonl"
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        write_atomic(self.summary_file, json.dumps(summary, indent=2) + "\n")
+
+    def read_summary(self) -> dict[str, Any]:
+        return json.loads(self.summary_file.read_text()) if self.summary_file.is_file() else {}
+
     def _append(self, path: Path, lines: list[dict[str, Any]]) -> None:
+        # One write call of whole lines: a kill leaves at most a torn last line, which readers skip.
         text = "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in lines)
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(text)
@@ -68,14 +83,36 @@ class RunFolder:
     def append_trajectories(self, step: int, tasks, episodes, rewards: list[float]) -> None:
         """Each trainer process writes its own file (trajectories.jsonl for rank 0, trajectories.rank<N>.jsonl
         for the others), so lines of several ranks never interleave."""
-        rank = int(os.environ.get("RANK", "0"))
-        path = self.trajectories_file if rank == 0 else self.path / f"trajectories.rank{rank}.jsonl"
-        self._append(path, episode_records(tasks, episodes, rewards, step, rank))
+        rank = process_rank()
+        self._append(self.trajectories_file_of(rank), episode_records(tasks, episodes, rewards, step, rank))
 
     def read_jsonl(self, path: Path) -> list[dict[str, Any]]:
-        if not path.is_file():
-            return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        """The records of a jsonl file; a torn last line (a writer killed mid-line) is left out."""
+        return read_whole_lines(path)
+
+    def truncate_to_step(self, step: int, rank: int = 0) -> None:
+        """Drop what was logged after optimizer step `step` (and a torn last line) from the files process
+        `rank` writes: metrics.jsonl (rank 0) and its trajectories file. Lines without a step stay."""
+        paths = [self.metrics_file] if rank == 0 else []
+        for path in (*paths, self.trajectories_file_of(rank)):
+            if path.is_file():
+                kept = [r for r in read_whole_lines(path) if r.get("step", step) <= step]
+                write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
+
+    def clear_previous_run(self) -> list[str]:
+        """Remove what an earlier run left here (checkpoints, logs, summary, final model); returns the
+        names removed. config.yaml is rewritten and server.log appended to, so both stay."""
+        removed = []
+        earlier = [self.checkpoints, self.final_model, self.metrics_file, self.summary_file, self.reward_plot]
+        for path in (*earlier, *sorted(self.path.glob("trajectories*.jsonl"))):
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.is_file():
+                path.unlink()
+            else:
+                continue
+            removed.append(path.name)
+        return removed
 
     def metrics(self) -> list[dict[str, Any]]:
         return self.read_jsonl(self.metrics_file)
@@ -140,6 +177,40 @@ class RunFolder:
         fig.tight_layout()
         fig.savefig(self.reward_plot, dpi=100)
         return self.reward_plot
+
+
+def process_rank() -> int:
+    """This trainer process's global rank (0 outside a distributed launch)."""
+    return int(os.environ.get("RANK", "0"))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: readers and a kill mid-write see the
+    old content or the new, never a part."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_whole_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON records of a jsonl file. A last line that does not parse is the torn tail of a writer
+    killed mid-line: left out, with a log line. A bad line before the last is an error."""
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")  # the piece after the last newline is "" for a whole file
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            if number == len(lines):
+                log.warning("%s: leaving out a torn last line (%d characters)", path, len(line))
+                break
+            raise ValueError(f"{path}, line {number}: not JSON ({err}); the file is damaged.") from err
+    return records
 
 
 def moving_average(values: list[float], window: int) -> list[float]:

@@ -32,7 +32,8 @@ from kit.device import gpu_available
 from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
-from kit.processes import interrupt_on_sigterm, stop_process_group, terminate_with_parent
+from kit.net import port_in_use
+from kit.processes import interrupt_on_sigterm, stop_process_group, stop_with_parent
 from kit.server_auth import KEY_ENV, BearerKeyMiddleware
 from kit.tool_parsers import serve_args
 
@@ -112,6 +113,14 @@ class VLLMServer:
         return f"http://{host}:{self.port}"
 
     def start(self, timeout: float | None = None) -> VLLMServer:
+        """Start the server and wait until it is healthy. It stops when the thread that started it dies,
+        even by SIGKILL (Linux), so a killed job leaves no server holding the port."""
+        if port_in_use(self.host, self.port):
+            # Its /health would answer for the new server, which cannot bind, and the job would use it.
+            raise ServerError(
+                f"{self.url} is already taken, maybe by the server of an earlier job that was killed: "
+                "stop that process, or set another serve.port."
+            )
         command = server_command(self.cfg, self.model_dir, self.host, self.port, self.api_key)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         log.info("starting vLLM server (log: %s): %s", self.log_file, " ".join(command))
@@ -122,7 +131,7 @@ class VLLMServer:
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=terminate_with_parent(),
+                preexec_fn=stop_with_parent(),
             )
         client = VLLMServerClient(self.url, self.api_key, log_file=self.log_file)
         started = time.monotonic()

@@ -9,14 +9,19 @@
     job.finish()                 # reward_curve.png and summary.json; stops the job's server
 
 `train(cfg)` runs exactly these steps; notebook 01 runs them one cell at a time, so the two write
-the same run folder.
+the same run folder. summary.json is rewritten after each stage, so a killed run's folder says which
+stages finished.
+
+With `run.resume=true` the job continues the run in `run.output_dir` from its newest complete GRPO
+checkpoint (`kit.resume`): the stages before GRPO (base evaluation, SFT warm-up, after-SFT evaluation)
+finished before that checkpoint was written, so they are skipped and their results kept from
+summary.json; GRPO continues at the checkpoint's step; the after-GRPO evaluation and `finish` run again.
 """
 
 from __future__ import annotations
 
 import atexit
 import dataclasses
-import json
 import logging
 import statistics
 import time
@@ -27,10 +32,14 @@ from kit.config import KitConfig, save_config
 from kit.environment import make_environment
 from kit.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.models import load_policy, load_tokenizer, resolve_model
-from kit.run_folder import RunFolder
+from kit.resume import grpo_finished, prepare_resume, start_fresh
+from kit.run_folder import RunFolder, process_rank
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
+
+# Stages that finish before the first GRPO checkpoint, so a resumed job skips them: their `seconds` keys.
+BEFORE_GRPO = ("base_eval", "sft", "after_sft_eval")
 
 
 class TrainingJob:
@@ -41,7 +50,10 @@ class TrainingJob:
 
         self.started = time.perf_counter()
         set_seed(cfg.run.seed)
-        self.run = run or RunFolder(cfg.run.output_dir).create()
+        self.run = run or RunFolder(cfg.run.output_dir)
+        self.resumed_from = prepare_resume(cfg, self.run) if cfg.run.resume else None
+        if self.resumed_from is None:
+            start_fresh(self.run)
         save_config(cfg, self.run.path / "config.yaml")
         self.server = None
         if cfg.generation.mode == "server" and cfg.generation.start_server:
@@ -63,7 +75,10 @@ class TrainingJob:
         self.eval_tasks = (
             self.env.load_tasks(cfg.env.eval_file, limit=cfg.run.eval_tasks) if cfg.run.eval_tasks else []
         )
-        self.model = load_policy(cfg.model, self.model_dir)
+        self.grpo_finished = self.resumed_from is not None and grpo_finished(cfg, self.resumed_from)
+        # Otherwise TRL loads the checkpoint's weights into the policy when GRPO resumes.
+        weights = str(self.resumed_from.path) if self.grpo_finished else self.model_dir
+        self.model = load_policy(cfg.model, weights)
         self.trainer = None
         self.summary: dict[str, Any] = {
             "recipe": cfg.recipe,
@@ -72,14 +87,42 @@ class TrainingJob:
             "versions": versions(),
             "seconds": {},
         }
+        if self.resumed_from is not None:
+            self._keep_earlier_stages()
+        self.run.write_summary(self.summary)
+
+    def _keep_earlier_stages(self) -> None:
+        """Carry the results of the stages before GRPO (and the generation setup, which GRPO rewrites) over
+        from the killed run's summary.json."""
+        earlier = self.run.read_summary()
+        for stage in ("base", "after_sft", "generation", "generation_mode"):
+            if stage in earlier:
+                self.summary[stage] = earlier[stage]
+        seconds = earlier.get("seconds", {})
+        self.summary["seconds"] = {key: seconds[key] for key in BEFORE_GRPO if key in seconds}
+        checkpoint = self.resumed_from
+        resumes = [
+            *earlier.get("resumed_from", []),
+            {"checkpoint": checkpoint.path.name, "step": checkpoint.step},
+        ]
+        self.summary["resumed_from"] = resumes
+
+    def _skipped_on_resume(self, stage: str) -> bool:
+        """True (with a log line) when this resumed job skips `stage`, which ran before its checkpoint."""
+        if self.resumed_from is None or stage not in BEFORE_GRPO:
+            return False
+        kept = "its record kept" if stage in self.summary["seconds"] else "summary.json has no record of it"
+        log.info("resume: %s ran before %s; skipped (%s)", stage, self.resumed_from.path.name, kept)
+        return True
 
     def _timed(self, stage: str, started: float) -> float:
         seconds = self.summary["seconds"][stage] = round(time.perf_counter() - started, 1)
+        self.run.write_summary(self.summary)
         return seconds
 
     def evaluate(self, stage: str) -> Evaluation | None:
         """Greedy success of the current policy on the validation tasks, stored under `stage`."""
-        if not self.eval_tasks:
+        if not self.eval_tasks or self._skipped_on_resume(f"{stage}_eval"):
             return None
         started = time.perf_counter()
         generator = self.served_generator()
@@ -118,14 +161,24 @@ class TrainingJob:
         """The SFT warm-up on demonstrations from the ground truth (`sft` section)."""
         from kit.sft import sft_warmup
 
+        if self._skipped_on_resume("sft"):
+            return
         started = time.perf_counter()
         self.model = sft_warmup(self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run)
         self._timed("sft", started)
 
     def grpo(self, callbacks: Sequence[Any] = ()):
-        """GRPO with TRL's GRPOTrainer; saves the trained policy to the run folder's final/."""
+        """GRPO with TRL's GRPOTrainer (from the checkpoint when resuming); saves the trained policy to the
+        run folder's final/."""
         from kit.grpo_trainer import build_trainer
 
+        if self.grpo_finished:
+            log.info("resume: %s is GRPO's last step; nothing left to train", self.resumed_from.path.name)
+            started = time.perf_counter()
+            self.summary["grpo_steps"] = self.resumed_from.step
+            self._save_final()
+            self._timed("grpo", started)
+            return None
         self.trainer = build_trainer(
             self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run
         )
@@ -134,17 +187,26 @@ class TrainingJob:
         self.summary["generation"] = self.trainer.generation_setup.describe()
         self.summary["generation_mode"] = self.cfg.generation.mode
         started = time.perf_counter()
-        self.trainer.train()
+        # TRL restores weights, optimizer, scheduler, RNG states and the step counter from the checkpoint.
+        checkpoint = None if self.resumed_from is None else str(self.resumed_from.path)
+        self.trainer.train(resume_from_checkpoint=checkpoint)
         self._timed("grpo", started)
         self.summary["grpo_steps"] = self.trainer.state.global_step
         sync_seconds = getattr(getattr(self.trainer, "vllm_generation", None), "seconds", None)
         if sync_seconds:
             self.summary["weight_sync_seconds_median"] = round(statistics.median(sync_seconds), 3)
         self.model = self.trainer.model
-        self.model.config.use_cache = True  # saved for inference, not for training
-        self.trainer.save_model(str(self.run.final_model))
-        self.tokenizer.save_pretrained(str(self.run.final_model))
+        self._save_final()
         return self.trainer
+
+    def _save_final(self) -> None:
+        self.model.config.use_cache = True  # saved for inference, not for training
+        if self.trainer is None:
+            if process_rank() == 0:
+                self.model.save_pretrained(str(self.run.final_model))
+        else:
+            self.trainer.save_model(str(self.run.final_model))  # gathers sharded weights
+        self.tokenizer.save_pretrained(str(self.run.final_model))
 
     def close(self) -> None:
         """Stop the server this job started, if any (also done by `finish`)."""
@@ -163,7 +225,7 @@ class TrainingJob:
             self.run.plot_rewards(self.summary, episodes_per_step=per_step)
         self._timed("total", self.started)
         self.summary["run_folder"] = str(self.run.path)
-        self.run.summary_file.write_text(json.dumps(self.summary, indent=2) + "\n")
+        self.run.write_summary(self.summary)
         return self.summary
 
 
