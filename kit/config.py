@@ -127,6 +127,8 @@ class RunConfig:
     seed: int = 0
     # Validation tasks evaluated before and after training (0 to skip).
     eval_tasks: int = 0
+    # Also evaluate them every N GRPO steps (0: only before and after): the held-out curve.
+    eval_every: int = 0
     # Continue the run in output_dir from its newest complete checkpoint (`kit train --resume`).
     resume: bool = False
 

@@ -147,6 +147,15 @@ class RunFolder:
                 continue
             ax.plot(xs, ys, "o", color=f"C{index}", alpha=0.35, markersize=4)
             ax.plot(xs, moving_average(ys, 5), color=f"C{index}", label=f"{label} (5-step mean)")
+        curve = held_out_curve(summary, xs[-1] if xs else 0) if summary else []
+        if curve:
+            rate = [p["success_rate"] for p in curve]
+            ax.errorbar(
+                [p["step"] for p in curve], rate, capsize=3, color="C3", marker="s", markersize=4,
+                yerr=[[r - p["interval95"][0] for r, p in zip(rate, curve, strict=True)],
+                      [p["interval95"][1] - r for r, p in zip(rate, curve, strict=True)]],
+                label=f"held-out success (n={curve[0]['n']}, 95 % interval)",
+            )  # fmt: skip
         per_step = f", {episodes_per_step} episodes per step" if episodes_per_step else ""
         ax.set_xlabel(f"GRPO step{per_step}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -177,6 +186,21 @@ class RunFolder:
         fig.tight_layout()
         fig.savefig(self.reward_plot, dpi=100)
         return self.reward_plot
+
+
+def held_out_curve(summary: dict[str, Any], last_step: int) -> list[dict[str, Any]]:
+    """Held-out success by GRPO step: the policy GRPO started from at step 0, the evaluations every
+    `run.eval_every` steps, and the after-GRPO one at the last step. Empty without the middle ones."""
+    middle = summary.get("held_out_curve", [])
+    if not middle:
+        return []
+    start = summary.get("after_sft") or summary.get("base")
+    end = summary.get("after_grpo")
+    return [
+        *([{"step": 0, **start}] if start else []),
+        *middle,
+        *([{"step": last_step, **end}] if end else []),
+    ]
 
 
 def process_rank() -> int:

@@ -23,10 +23,13 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import logging
+import os
 import statistics
 import time
 from collections.abc import Sequence
 from typing import Any
+
+from transformers import TrainerCallback
 
 from kit.config import KitConfig, save_config
 from kit.environment import make_environment
@@ -125,20 +128,30 @@ class TrainingJob:
         if not self.eval_tasks or self._skipped_on_resume(f"{stage}_eval"):
             return None
         started = time.perf_counter()
-        generator = self.served_generator()
-        if generator is None:
-            result = evaluate_model(self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks)
-        else:
-            tokens = int(self.cfg.grpo.get("max_completion_length", 256))
-            result = evaluate_with_generator(
-                self.cfg, generator, self.tokenizer, self.env, self.eval_tasks, tokens
-            )
+        result = self._evaluation()
         self.summary[stage] = result.report
         seconds = self._timed(f"{stage}_eval", started)
         report = result.report
         log.info("%s: success %.1f%% on %d validation tasks (%.0f s)", stage, 100 * report["success_rate"],
                  report["n"], seconds)  # fmt: skip
         return result
+
+    def evaluate_at_step(self, step: int) -> None:
+        """The held-out curve: success on the validation tasks after `step` GRPO steps (`run.eval_every`)."""
+        started = time.perf_counter()
+        report = self._evaluation().report
+        point = {"step": step, **{key: report[key] for key in ("n", "success_rate", "interval95")}}
+        self.summary.setdefault("held_out_curve", []).append(point)
+        self.run.write_summary(self.summary)
+        log.info("step %d: held-out success %.1f%% (%.0f s)", step, 100 * report["success_rate"],
+                 time.perf_counter() - started)  # fmt: skip
+
+    def _evaluation(self) -> Evaluation:
+        generator = self.served_generator()
+        if generator is None:
+            return evaluate_model(self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks)
+        tokens = int(self.cfg.grpo.get("max_completion_length", 256))
+        return evaluate_with_generator(self.cfg, generator, self.tokenizer, self.env, self.eval_tasks, tokens)
 
     def served_generator(self):
         """In server mode with a kit sync (reload, ipc): the server, after pushing the current policy to
@@ -184,6 +197,8 @@ class TrainingJob:
         )
         for callback in callbacks:
             self.trainer.add_callback(callback)
+        if self.cfg.run.eval_every and self.eval_tasks:
+            self.trainer.add_callback(HeldOutCurve(self, self.cfg.run.eval_every))
         self.summary["generation"] = self.trainer.generation_setup.describe()
         self.summary["generation_mode"] = self.cfg.generation.mode
         started = time.perf_counter()
@@ -227,6 +242,22 @@ class TrainingJob:
         self.summary["run_folder"] = str(self.run.path)
         self.run.write_summary(self.summary)
         return self.summary
+
+
+class HeldOutCurve(TrainerCallback):
+    """Evaluates the job's policy on its validation tasks every `every` GRPO steps (not after the last:
+    that is the after_grpo evaluation). One trainer process only: the evaluation runs on it alone."""
+
+    def __init__(self, job: TrainingJob, every: int) -> None:
+        self.job = job
+        self.every = every
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            log.warning("run.eval_every is for one trainer process; the held-out curve is left out")
+            self.every = 0
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.every and state.global_step % self.every == 0 and state.global_step < state.max_steps:
+            self.job.evaluate_at_step(state.global_step)
 
 
 def train(cfg: KitConfig) -> dict[str, Any]:

@@ -26,6 +26,7 @@ def test_kit_train_runs_its_own_server_and_stops_it(cli, tiny_model_dir, tmp_pat
         "generation.mode=server", "generation.start_server=true", f"serve.port={port}",
         "run.eval_tasks=2", "sft.num_examples=8", "grpo.max_steps=2", "grpo.num_generations=2",
         "grpo.per_device_train_batch_size=4", "grpo.max_completion_length=24", f"run.output_dir={run_dir}",
+        "run.eval_every=1",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -34,9 +35,12 @@ def test_kit_train_runs_its_own_server_and_stops_it(cli, tiny_model_dir, tmp_pat
     assert {"base_eval", "after_sft_eval", "after_grpo_eval", "grpo", "total"} <= set(summary["seconds"])
     for stage in ("base", "after_sft", "after_grpo"):
         assert summary[stage]["n"] == 2
+    # run.eval_every=1: the held-out curve has the step between the first and the last
+    assert [(p["step"], p["n"]) for p in summary["held_out_curve"]] == [(1, 2)]
+    assert (run_dir / "reward_curve.png").stat().st_size > 0
     log = (run_dir / "server.log").read_text()
-    assert log.count("POST /v1/completions") >= 3 * 2  # three evaluations of 2 tasks, then rollouts
-    assert log.count("POST /collective_rpc") >= 2 + 3  # a sync per GRPO step and before each evaluation
+    assert log.count("POST /v1/completions") >= 4 * 2  # four evaluations of 2 tasks, then rollouts
+    assert log.count("POST /collective_rpc") >= 2 + 4  # a sync per GRPO step and before each evaluation
     assert not _processes_with(f"--port {port}"), "the vLLM server outlived the run"
 
 
