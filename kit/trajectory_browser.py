@@ -23,6 +23,12 @@ def _escape(text: Any, limit: int = 1500) -> str:
     return html.escape(text)
 
 
+def _when(record: dict[str, Any]) -> str:
+    """'step N' for a GRPO episode; evaluations are recorded with step -1 (no training step)."""
+    step = record.get("step")
+    return f"step {step}" if isinstance(step, int) and step >= 0 else "evaluation"
+
+
 def episode_html(record: dict[str, Any], index: int | None = None, total: int | None = None) -> str:
     """One episode as HTML: header (task, reward, counts), the conversation, calls vs ground truth."""
     task = record.get("task", {})
@@ -31,7 +37,7 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
     colour = "#2a7d2a" if reward >= 1.0 else "#b03030"
     where = f"episode {index + 1}/{total} &middot; " if index is not None and total else ""
     header = (
-        f"<div style='font-weight:bold;color:{colour}'>{where}step {record.get('step')} &middot; "
+        f"<div style='font-weight:bold;color:{colour}'>{where}{_when(record)} &middot; "
         f"{_escape(task.get('category'))}/{_escape(task.get('tier'))} &middot; reward {reward:.2f} "
         f"&middot; {verdict}</div><div style='font-size:90%'>turns {record.get('turns')}, "
         f"parse failures {record.get('parse_failures')}, tool errors {record.get('tool_errors')}, "
@@ -64,7 +70,7 @@ def episode_text(record: dict[str, Any]) -> str:
     """One episode as plain text (for logs and terminals)."""
     task = record.get("task", {})
     lines = [
-        f"step {record.get('step')}  {task.get('category')}/{task.get('tier')}  reward "
+        f"{_when(record)}  {task.get('category')}/{task.get('tier')}  reward "
         f"{record.get('reward', 0.0):.2f}  ({classify_episode(record)})"
     ]
     for message in record.get("messages", []):
