@@ -133,22 +133,24 @@ class TrajectoryBrowser:
         if not self.records:
             print("no trajectories to browse")
             return self
+        start = max(0, min(start, len(self._shown) - 1))
 
         def controls():
             import ipywidgets
 
+            # 1-based, like the "episode i/n" header under it
             slider = ipywidgets.IntSlider(
-                value=start, min=0, max=max(len(self._shown) - 1, 0), description="episode"
+                value=start + 1, min=1, max=max(len(self._shown), 1), description="episode"
             )
             which = ipywidgets.ToggleButtons(options=["all", "failures", "successes"], value="all")
 
             def on_slide(change: dict[str, Any]) -> None:
-                self._handle.update(self._view(change["new"]))
+                self._handle.update(self._view(change["new"] - 1))
 
             def on_filter(change: dict[str, Any]) -> None:
                 self._shown = self.select(change["new"])
-                slider.max = max(len(self._shown) - 1, 0)
-                slider.value = 0
+                slider.max = max(len(self._shown), 1)
+                slider.value = 1
                 self._handle.update(self._view(0))
 
             slider.observe(on_slide, names="value")
@@ -158,5 +160,5 @@ class TrajectoryBrowser:
         box = try_widget(controls)
         if box is not None:
             display(box)
-        self._handle = display(self._view(min(start, len(self._shown) - 1)), display_id=True)
+        self._handle = display(self._view(start), display_id=True)
         return self
