@@ -88,6 +88,9 @@ class TrainingDashboard(TrainerCallback):
                 ax.set_xlim(0.5, self.max_steps + 0.5)
             if name != "episode/tool_calls":
                 ax.set_ylim(-0.05, 1.05)
+            else:  # a count from 0, not a zoom on a flat line (0.95-1.05 when every episode makes 1 call)
+                peak = max((r[name] for r in self.records if name in r), default=0.0)
+                ax.set_ylim(-0.05, max(1.0, peak * 1.15))
             ax.grid(alpha=0.3)
         fig.suptitle(self.status(steps), fontsize=10)
         fig.tight_layout()
