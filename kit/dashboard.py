@@ -32,6 +32,8 @@ class TrainingDashboard(TrainerCallback):
     frame); an ipywidgets progress bar is added when ipywidgets is installed.
     """
 
+    replaces_progress_display = True  # KitGRPOTrainer drops transformers' notebook progress bar for it
+
     def __init__(
         self,
         metrics: Sequence[dict[str, Any]] | None = None,
