@@ -58,9 +58,10 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
     truth = "".join(
         f"<li><code>{_escape(call_text(c), 400)}</code></li>" for c in record.get("ground_truth", [])
     )
+    column = "<div style='flex:1 1 0;min-width:0'>"  # equal halves: a long call no longer squeezes the other
     footer = (
-        "<div style='display:flex;gap:2em'><div><b>calls made</b><ul>"
-        f"{calls or '<li>none</li>'}</ul></div><div><b>ground truth</b><ul>{truth or '<li>none</li>'}"
+        f"<div style='display:flex;gap:2em'>{column}<b>calls made</b><ul>"
+        f"{calls or '<li>none</li>'}</ul></div>{column}<b>ground truth</b><ul>{truth or '<li>none</li>'}"
         "</ul></div></div>"
     )
     return f"<div>{header}{''.join(rows)}{footer}</div>"
