@@ -32,6 +32,8 @@ class TrainingDashboard(TrainerCallback):
     frame); an ipywidgets progress bar is added when ipywidgets is installed.
     """
 
+    replaces_progress_display = True  # KitGRPOTrainer drops transformers' notebook progress bar for it
+
     def __init__(
         self,
         metrics: Sequence[dict[str, Any]] | None = None,
@@ -88,6 +90,9 @@ class TrainingDashboard(TrainerCallback):
                 ax.set_xlim(0.5, self.max_steps + 0.5)
             if name != "episode/tool_calls":
                 ax.set_ylim(-0.05, 1.05)
+            else:  # a count from 0, not a zoom on a flat line (0.95-1.05 when every episode makes 1 call)
+                peak = max((r[name] for r in self.records if name in r), default=0.0)
+                ax.set_ylim(-0.05, max(1.0, peak * 1.15))
             ax.grid(alpha=0.3)
         fig.suptitle(self.status(steps), fontsize=10)
         fig.tight_layout()

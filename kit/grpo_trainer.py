@@ -93,6 +93,16 @@ class KitGRPOTrainer(GRPOTrainer):
       (TRL ignores `{"success": false}`) and a barrier, so no rank generates before rank 0's push.
     """
 
+    def add_callback(self, callback) -> None:
+        """Add a callback; one that draws its own progress (`replaces_progress_display`, such as
+        `kit.dashboard.TrainingDashboard`) replaces the progress bar and loss table that transformers
+        adds in a Jupyter kernel, which would otherwise appear under it a second time."""
+        super().add_callback(callback)
+        if getattr(callback, "replaces_progress_display", False):
+            from transformers.utils.notebook import NotebookProgressCallback
+
+            self.remove_callback(NotebookProgressCallback)
+
     def attach_server_sync(self, sync: ServerWeightSync) -> None:
         self.vllm_generation = sync
         self.use_vllm = True

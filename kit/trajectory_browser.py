@@ -23,6 +23,12 @@ def _escape(text: Any, limit: int = 1500) -> str:
     return html.escape(text)
 
 
+def _when(record: dict[str, Any]) -> str:
+    """'step N' for a GRPO episode; evaluations are recorded with step -1 (no training step)."""
+    step = record.get("step")
+    return f"step {step}" if isinstance(step, int) and step >= 0 else "evaluation"
+
+
 def episode_html(record: dict[str, Any], index: int | None = None, total: int | None = None) -> str:
     """One episode as HTML: header (task, reward, counts), the conversation, calls vs ground truth."""
     task = record.get("task", {})
@@ -31,7 +37,7 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
     colour = "#2a7d2a" if reward >= 1.0 else "#b03030"
     where = f"episode {index + 1}/{total} &middot; " if index is not None and total else ""
     header = (
-        f"<div style='font-weight:bold;color:{colour}'>{where}step {record.get('step')} &middot; "
+        f"<div style='font-weight:bold;color:{colour}'>{where}{_when(record)} &middot; "
         f"{_escape(task.get('category'))}/{_escape(task.get('tier'))} &middot; reward {reward:.2f} "
         f"&middot; {verdict}</div><div style='font-size:90%'>turns {record.get('turns')}, "
         f"parse failures {record.get('parse_failures')}, tool errors {record.get('tool_errors')}, "
@@ -52,9 +58,10 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
     truth = "".join(
         f"<li><code>{_escape(call_text(c), 400)}</code></li>" for c in record.get("ground_truth", [])
     )
+    column = "<div style='flex:1 1 0;min-width:0'>"  # equal halves: a long call no longer squeezes the other
     footer = (
-        "<div style='display:flex;gap:2em'><div><b>calls made</b><ul>"
-        f"{calls or '<li>none</li>'}</ul></div><div><b>ground truth</b><ul>{truth or '<li>none</li>'}"
+        f"<div style='display:flex;gap:2em'>{column}<b>calls made</b><ul>"
+        f"{calls or '<li>none</li>'}</ul></div>{column}<b>ground truth</b><ul>{truth or '<li>none</li>'}"
         "</ul></div></div>"
     )
     return f"<div>{header}{''.join(rows)}{footer}</div>"
@@ -64,7 +71,7 @@ def episode_text(record: dict[str, Any]) -> str:
     """One episode as plain text (for logs and terminals)."""
     task = record.get("task", {})
     lines = [
-        f"step {record.get('step')}  {task.get('category')}/{task.get('tier')}  reward "
+        f"{_when(record)}  {task.get('category')}/{task.get('tier')}  reward "
         f"{record.get('reward', 0.0):.2f}  ({classify_episode(record)})"
     ]
     for message in record.get("messages", []):
@@ -127,22 +134,24 @@ class TrajectoryBrowser:
         if not self.records:
             print("no trajectories to browse")
             return self
+        start = max(0, min(start, len(self._shown) - 1))
 
         def controls():
             import ipywidgets
 
+            # 1-based, like the "episode i/n" header under it
             slider = ipywidgets.IntSlider(
-                value=start, min=0, max=max(len(self._shown) - 1, 0), description="episode"
+                value=start + 1, min=1, max=max(len(self._shown), 1), description="episode"
             )
             which = ipywidgets.ToggleButtons(options=["all", "failures", "successes"], value="all")
 
             def on_slide(change: dict[str, Any]) -> None:
-                self._handle.update(self._view(change["new"]))
+                self._handle.update(self._view(change["new"] - 1))
 
             def on_filter(change: dict[str, Any]) -> None:
                 self._shown = self.select(change["new"])
-                slider.max = max(len(self._shown) - 1, 0)
-                slider.value = 0
+                slider.max = max(len(self._shown), 1)
+                slider.value = 1
                 self._handle.update(self._view(0))
 
             slider.observe(on_slide, names="value")
@@ -152,5 +161,5 @@ class TrajectoryBrowser:
         box = try_widget(controls)
         if box is not None:
             display(box)
-        self._handle = display(self._view(min(start, len(self._shown) - 1)), display_id=True)
+        self._handle = display(self._view(start), display_id=True)
         return self

@@ -158,3 +158,16 @@ _TRUTH = [_call("email_delete_email", {"email_id": "00000001"})]
 )  # fmt: skip
 def test_classify_episode(record, label):
     assert classify_episode(record) == label
+
+
+def test_trajectory_browser_names_the_step_or_evaluation():
+    """Training episodes show their GRPO step; evaluation records (step -1) say "evaluation"."""
+    from kit.trajectory_browser import episode_html, episode_text
+
+    record = {"reward": 1.0, "tool_calls": _TRUTH, "ground_truth": _TRUTH, "task": {"tier": "easy"}}
+    assert "step 3 " in episode_text({**record, "step": 3})
+    assert "step 3 &middot;" in episode_html({**record, "step": 3})
+    evaluation = {**record, "step": -1}  # what kit.run_folder.episode_records writes for evaluations
+    assert "step -1" not in episode_html(evaluation)
+    assert "evaluation &middot;" in episode_html(evaluation)
+    assert episode_text(evaluation).startswith("evaluation ")

@@ -76,7 +76,13 @@ def plugin_run(demo_model_dir, tmp_path_factory):
 
     trainer._generate_and_score_completions = recording_score
     trainer.train()
-    return {"run": run, "recorder": recorder, "loss_inputs": loss_inputs, "tokenizer": tokenizer}
+    return {
+        "run": run,
+        "recorder": recorder,
+        "loss_inputs": loss_inputs,
+        "tokenizer": tokenizer,
+        "trainer": trainer,
+    }
 
 
 def test_plugin_format_calls_are_parsed_and_executed(plugin_run):
@@ -147,3 +153,17 @@ def test_trajectory_lines_are_json_with_rewards(plugin_run):
     for line in lines:
         record = json.loads(line)
         assert set(record) >= {"step", "messages", "raw_completions", "tool_calls", "reward", "ground_truth"}
+
+
+def test_dashboard_replaces_the_notebook_progress_display(plugin_run):
+    """In a Jupyter kernel transformers adds a progress bar and a loss table; the dashboard replaces them."""
+    from transformers.utils.notebook import NotebookProgressCallback
+
+    from kit.dashboard import TrainingDashboard
+
+    trainer = plugin_run["trainer"]
+    trainer.add_callback(NotebookProgressCallback)  # what transformers adds when it runs in a kernel
+    trainer.add_callback(TrainingDashboard())
+    kinds = [type(c) for c in trainer.callback_handler.callbacks]
+    assert TrainingDashboard in kinds
+    assert NotebookProgressCallback not in kinds
