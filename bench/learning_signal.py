@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=4, help="fixed training tasks")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--out", default=None, help="JSON file for the per-step figures")
-    parser.add_argument("overrides", nargs="*", help="recipe overrides, e.g. grpo.learning_rate=2e-5")
+    parser.add_argument("overrides", nargs="*", help="recipe overrides, e.g. grpo.learning_rate=2.0e-5")
     args = parser.parse_args()
 
     from kit.config import load_config

@@ -2,8 +2,9 @@
 
 A recipe is a YAML file (or the name of one in `kit/recipes/`) with the sections below. The `grpo` and
 `sft.args` sections pass straight through to TRL's `GRPOConfig` / `SFTConfig` under TRL's own names;
-everything else is the kit's. Unknown keys are errors that name the key, its section and the closest
-valid names.
+everything else is the kit's. Every key and value is checked when the recipe loads: an unknown key, a
+value of the wrong type (against the field's type hint, TRL's fields included) or an unreadable recipe is
+a ConfigError that names the key or file, what was expected and the closest valid names.
 
     cfg = load_config("cpu_demo", ["grpo.max_steps=2", "generation.mode=server"])
 """
@@ -13,12 +14,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import typing
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kit.config_types import problem
 from kit.run_folder import write_atomic
 
 RECIPES_DIR = Path(__file__).parent / "recipes"
@@ -169,30 +173,57 @@ _KIT_OWNED_GRPO = {
 
 
 @functools.cache
-def _trl_fields(class_name: str) -> frozenset[str]:
+def _trl_hints(class_name: str) -> dict[str, Any]:
+    """Type hints of the fields of TRL's config class ``class_name``."""
     import trl
 
-    return frozenset(f.name for f in dataclasses.fields(getattr(trl, class_name)))
+    cls = getattr(trl, class_name)
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
 
 
-def _close(name: str, valid: list[str] | frozenset[str]) -> str:
+def _close(name: str, valid: Iterable[str]) -> str:
     matches = difflib.get_close_matches(name, sorted(valid), n=3, cutoff=0.6)
     return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
 
 
-def _unknown(key: str, section: str, valid: list[str] | frozenset[str]) -> ConfigError:
-    where = f"section '{section}'" if section else "the top level"
+def _where(section: str) -> str:
+    return f"section '{section}'" if section else "the top level"
+
+
+def _unknown(key: str, section: str, valid: list[str]) -> ConfigError:
     listing = "" if len(valid) > 40 else f" Valid keys: {', '.join(sorted(valid))}."
-    return ConfigError(f"Unknown key '{key}' in {where}.{_close(key, valid)}{listing}")
+    return ConfigError(f"Unknown key '{key}' in {_where(section)}.{_close(key, valid)}{listing}")
+
+
+def _check_names(values: dict[Any, Any], section: str) -> None:
+    for key in values:
+        if not isinstance(key, str):
+            raise ConfigError(f"Key {key!r} in {_where(section)} is not a name: keys must be strings.")
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for names no file can have (a NUL byte, a component too long)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def resolve_recipe_path(recipe: str | Path) -> Path:
     """A recipe is a YAML path, or the name of a recipe shipped in kit/recipes/ (with or without .yaml)."""
     path = Path(recipe)
-    if path.is_file():
+    if _is_file(path):
         return path
     shipped = RECIPES_DIR / (path.name if path.suffix in (".yaml", ".yml") else f"{path.name}.yaml")
-    if shipped.is_file():
+    if _is_file(shipped):
         return shipped
     names = sorted(p.stem for p in RECIPES_DIR.glob("*.yaml"))
     raise ConfigError(f"Recipe '{recipe}' not found: not a file, and not one of the shipped recipes {names}.")
@@ -215,9 +246,9 @@ def _anchor_paths(data: dict[str, Any], folder: Path) -> None:
     for (section, key), keywords in _PATH_KEYS.items():
         values = data.get(section)
         value = values.get(key) if isinstance(values, dict) else None
-        if not isinstance(value, str) or value in keywords or Path(value).is_absolute():
+        if not isinstance(value, str) or not value or value in keywords or Path(value).is_absolute():
             continue
-        if (folder / value).exists():
+        if _exists(folder / value):
             values[key] = str((folder / value).resolve())
 
 
@@ -226,16 +257,27 @@ def _read_recipe(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     if path.resolve() in seen:
         raise ConfigError(f"Recipe '{path}' inherits from itself through 'base:'.")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"Recipe '{path}' cannot be read: {err}") from err
+    try:
+        data = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, RecursionError) as err:  # a date like 2023-02-30: ValueError
         raise ConfigError(f"Recipe '{path}' is not valid YAML: {err}") from err
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"Recipe '{path}' must be a mapping of sections, got {type(data).__name__}.")
+    _check_names(data, "")
     _anchor_paths(data, path.resolve().parent)
     base = data.pop("base", None)
     if base is None:
         return data
-    base_path = resolve_recipe_path(path.parent / base if (path.parent / base).is_file() else base)
+    if not isinstance(base, str) or not base:
+        raise ConfigError(
+            f"'base' in recipe '{path}' must name a recipe (a file or a shipped name), got {base!r}."
+        )
+    base_path = resolve_recipe_path(path.parent / base if _is_file(path.parent / base) else base)
     return _deep_merge(_read_recipe(base_path, (*seen, path.resolve())), data)
 
 
@@ -258,7 +300,7 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
         raise ConfigError(f"Override key '{dotted}' must name a section and a key, e.g. grpo.learning_rate.")
     try:
         value = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):  # not YAML: the text itself
         value = raw
     node = data
     for part in parts[:-1]:
@@ -273,11 +315,14 @@ def _build_section(cls: type, section: str, values: Any) -> Any:
         return cls()
     if not isinstance(values, dict):
         raise ConfigError(f"Section '{section}' must be a mapping, got {values!r}.")
-    names = {f.name for f in dataclasses.fields(cls)}
+    _check_names(values, section)
+    hints = typing.get_type_hints(cls)
     for key in values:
-        if key not in names:
-            raise _unknown(key, section, names)
+        if key not in hints:
+            raise _unknown(key, section, list(hints))
     for key, value in values.items():
+        if (why := problem(value, hints[key])) is not None:
+            raise ConfigError(f"{section}.{key} {why}.")
         choices = _CHOICES.get((section, key))
         if choices and value not in choices:
             raise ConfigError(f"{section}.{key} is {value!r}; valid values: {', '.join(choices)}.")
@@ -287,17 +332,20 @@ def _build_section(cls: type, section: str, values: Any) -> Any:
 def _check_trl_keys(section: str, values: dict[str, Any], trl_class: str) -> None:
     if not isinstance(values, dict):
         raise ConfigError(f"Section '{section}' must be a mapping of {trl_class} fields, got {values!r}.")
-    valid = _trl_fields(trl_class)
-    for key in values:
+    _check_names(values, section)
+    hints = _trl_hints(trl_class)
+    for key, value in values.items():
         if section == "grpo" and key in _KIT_OWNED_GRPO:
             raise ConfigError(
                 f"'grpo.{key}' is set by the kit from '{_KIT_OWNED_GRPO[key]}'; set that instead."
             )
-        if key not in valid:
+        if key not in hints:
             raise ConfigError(
                 f"Unknown key '{key}' in section '{section}': not a field of TRL's {trl_class}."
-                f"{_close(key, valid)}"
+                f"{_close(key, hints.keys())}"
             )
+        if (why := problem(value, hints[key])) is not None:
+            raise ConfigError(f"{section}.{key} {why} (TRL's {trl_class}.{key}).")
 
 
 _SECTIONS = {
@@ -311,14 +359,30 @@ _SECTIONS = {
 }
 
 
+def _check_no_cycles(data: dict[str, Any]) -> None:
+    """Refuse a value that contains itself (a YAML alias inside its own anchor): nothing could save it."""
+    stack: list[tuple[Any, str, frozenset[int]]] = [(data, "", frozenset())]
+    while stack:
+        value, path, inside = stack.pop()
+        if not isinstance(value, (dict, list)):
+            continue
+        if id(value) in inside:
+            raise ConfigError(f"'{path}' contains itself (a YAML alias inside its own anchor).")
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            stack.append((item, f"{path}.{key}" if path else str(key), inside | {id(value)}))
+
+
 def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConfig:
     """Validate a nested dict (a recipe after overrides) and build the config tree."""
     valid_top = [*_SECTIONS, "grpo"]
+    _check_names(data, "")
     for key in data:
         if key not in valid_top:
             raise _unknown(key, "", valid_top)
+    _check_no_cycles(data)
     sections = {name: _build_section(cls, name, data.get(name)) for name, cls in _SECTIONS.items()}
-    grpo = data.get("grpo") or {}
+    grpo = {} if data.get("grpo") is None else data["grpo"]
     _check_trl_keys("grpo", grpo, "GRPOConfig")
     _check_trl_keys("sft.args", sections["sft"].args, "SFTConfig")
     return KitConfig(**sections, grpo=dict(grpo), recipe=recipe)

@@ -154,7 +154,7 @@ def test_hermes_calls_and_content(hermes):
         '<tool_call>{"name": "b", "arguments": "{}"}</tool_call>'
     )
     assert hermes.parse(text) == ParseResult(
-        tool_calls=[ToolCall("a", {}), ToolCall("b", {})], content="Sure."
+        tool_calls=[ToolCall("a", {}), ToolCall("b", {})], content="Sure. "
     )
 
 
@@ -193,7 +193,7 @@ def test_hermes_has_no_special_token_requirement():
         (
             'Data {"name": "Bob", "age": 3} and [1, 2] {"name": "f", "arguments": {}}',
             [ToolCall("f", {})],
-            'Data {"name": "Bob", "age": 3} and [1, 2]',
+            'Data {"name": "Bob", "age": 3} and [1, 2] ',  # the text outside the calls, as written
         ),
     ],
 )

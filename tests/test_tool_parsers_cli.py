@@ -32,7 +32,7 @@ def test_parse_prints_one_json_object(capsys):
     assert code == 0
     assert json.loads(out) == {
         "tool_calls": [{"name": "f", "arguments": {"a": [1]}}],
-        "content": "Hi",
+        "content": "Hi ",
         "error": None,
     }
     assert len(out.strip().splitlines()) == 1

@@ -110,6 +110,25 @@ def test_plugins_parse_identically_with_and_without_vllm():
     assert any(entry["counts"].get("parser_exception") for entry in with_vllm)
 
 
+def test_builtins_stream_identically_with_and_without_vllm():
+    from parser_streams import streamed
+
+    cases = [(name, text) for name, plugin, text, _ in CASES if plugin is None]
+    script = """
+import dataclasses, json
+sys.path.insert(0, "tests")
+from parser_streams import streamed
+cases = json.load(sys.stdin)
+print(json.dumps([dataclasses.astuple(streamed(name, text, range(len(text)))) for name, text in cases]))
+assert not [module for module in sys.modules if module.startswith("vllm.")]
+"""
+    run = run_python(script, json.dumps(cases))
+    assert run.returncode == 0, run.stderr
+    with_vllm = [streamed(name, text, range(len(text))) for name, text in cases]
+    assert json.loads(run.stdout) == json.loads(json.dumps([dataclasses.astuple(r) for r in with_vllm]))
+    assert any(result.calls for result in with_vllm) and any(result.content for result in with_vllm)
+
+
 def test_importing_the_package_does_not_import_vllm():
     run = run_python(
         "import kit.tool_parsers, kit.tool_parsers.cli\nprint('vllm' in sys.modules)", block_vllm=False

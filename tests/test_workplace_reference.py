@@ -121,6 +121,18 @@ def test_changing_any_argument_of_a_state_changing_call_scores_zero(
     assert mutations >= 20
 
 
+def test_a_status_in_another_case_scores_zero_as_in_nemo_gym(
+    base: WorkplaceSandbox, examples: list[dict]
+) -> None:
+    # NeMo-Gym's update_customer refuses "lost" (only "Lost" is valid) and compares status
+    # case-sensitively, so this prediction changes nothing there and scores 0.
+    truth = examples[4]["ground_truth"]
+    assert all('"new_value": "Lost"' in call["arguments"] for call in truth)
+    lowered = [{**call, "arguments": call["arguments"].replace('"Lost"', '"lost"')} for call in truth]
+    assert outcome_reward(lowered, truth, base) == 0.0
+    assert outcome_reward(truth, truth, base) == 1.0
+
+
 def _ids(observation: str) -> list[str]:
     return [row[next(iter(row))] for row in json.loads(observation)["results"]]
 

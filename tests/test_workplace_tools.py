@@ -262,8 +262,12 @@ def test_task_updates_validate_field_and_value(sandbox: WorkplaceSandbox) -> Non
     update = {"task_id": "00000005", "field": "list_name"}
     message = _error(sandbox, "project_management_update_task", {**update, "new_value": "Done"})
     assert "'Backlog', 'In Progress', 'In Review', 'Completed'" in message
-    _ok(sandbox, "project_management_update_task", **update, new_value="in review")
-    assert sandbox.state.tasks.get("00000005")["list_name"] == "In Review"  # canonical spelling kept
+    # NeMo-Gym's tool refuses another spelling, and compares list_name case-sensitively.
+    assert "write 'In Review'" in _error(
+        sandbox, "project_management_update_task", {**update, "new_value": "in review"}
+    )
+    _ok(sandbox, "project_management_update_task", **update, new_value="In Review")
+    assert sandbox.state.tasks.get("00000005")["list_name"] == "In Review"
     assert "field" in _error(
         sandbox, "project_management_update_task", {**update, "field": "owner", "new_value": "x"}
     )
@@ -302,6 +306,13 @@ def test_task_search_and_create(sandbox: WorkplaceSandbox) -> None:
         board="Design",
     )
     assert sandbox.state.tasks.get("00000007")["assigned_to_email"] == "ana.lima@atlas.com"
+    task = {"task_name": "X", "assigned_to_email": "ben.okafor@atlas.com", "due_date": "2023-12-08"}
+    assert "write 'Design'" in _error(
+        sandbox, "project_management_create_task", {**task, "list_name": "Backlog", "board": "design"}
+    )
+    assert "write 'Backlog'" in _error(
+        sandbox, "project_management_create_task", {**task, "list_name": "backlog ", "board": "Design"}
+    )
 
 
 # --- customer relationship manager --------------------------------------------------------------------------
@@ -309,12 +320,17 @@ def test_task_search_and_create(sandbox: WorkplaceSandbox) -> None:
 
 def test_customer_updates_validate_and_normalise(sandbox: WorkplaceSandbox) -> None:
     update = {"customer_id": "00000010"}
+    crm_update = "customer_relationship_manager_update_customer"
     assert "'Qualified', 'Won', 'Lost', 'Lead', 'Proposal'" in _error(
-        sandbox,
-        "customer_relationship_manager_update_customer",
-        {**update, "field": "status", "new_value": "Done"},
+        sandbox, crm_update, {**update, "field": "status", "new_value": "Done"}
     )
-    _ok(sandbox, "customer_relationship_manager_update_customer", **update, field="status", new_value="won")
+    # NeMo-Gym's update refuses a status or product spelt in another case (and compares status
+    # case-sensitively), so "won" would score 0 there: it is refused here too.
+    for field, value, canonical in (("status", "won", "Won"), ("product_interest", "hardware", "Hardware")):
+        message = _error(sandbox, crm_update, {**update, "field": field, "new_value": value})
+        assert f"write '{canonical}'" in message
+    assert sandbox.state.customers.get("00000010")["status"] != "Won"
+    _ok(sandbox, crm_update, **update, field="status", new_value="Won")
     _ok(
         sandbox,
         "customer_relationship_manager_update_customer",
@@ -351,11 +367,13 @@ def test_customer_search_and_add(sandbox: WorkplaceSandbox) -> None:
         product_interest="training",
     )
     added = sandbox.state.customers.get("00000011")
+    # NeMo-Gym's add stores any product spelling and compares it case-insensitively.
     assert (added["product_interest"], added["customer_phone"], added["notes"]) == ("Training", "", "")
-    _error(
-        sandbox,
-        "customer_relationship_manager_add_customer",
-        {"customer_name": "X", "assigned_to_email": "ben.okafor@atlas.com", "status": "Hot"},
+    customer = {"customer_name": "X", "assigned_to_email": "ben.okafor@atlas.com"}
+    _error(sandbox, "customer_relationship_manager_add_customer", {**customer, "status": "Hot"})
+    # Its add stores any status, but compares status case-sensitively: "qualified" never matches.
+    assert "write 'Qualified'" in _error(
+        sandbox, "customer_relationship_manager_add_customer", {**customer, "status": "qualified"}
     )
 
 
@@ -396,6 +414,13 @@ def test_analytics_counts_and_plots(sandbox: WorkplaceSandbox) -> None:
         sandbox,
         "analytics_create_plot",
         {"time_min": "2023-11-01", "time_max": "2023-11-02", "value_to_plot": "direct", "plot_type": "bar"},
+    )
+    plot = {"time_min": "2023-11-01", "time_max": "2023-11-02"}
+    assert "write 'bar'" in _error(
+        sandbox, "analytics_create_plot", {**plot, "value_to_plot": "total_visits", "plot_type": "Bar"}
+    )
+    assert "write 'total_visits'" in _error(
+        sandbox, "analytics_create_plot", {**plot, "value_to_plot": "Total_Visits", "plot_type": "bar"}
     )
 
 

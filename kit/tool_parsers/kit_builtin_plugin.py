@@ -17,22 +17,48 @@ it is installed, otherwise through the kit's stand-in for the vLLM names importe
 passes it to ``vllm serve --tool-parser-plugin``, so rollouts and the served endpoint parse alike. Keep it
 self-contained: the standard library and these vLLM names only.
 
-When the output holds a call that cannot be parsed, a parser returns no calls and the whole output as content,
-as vLLM's own parsers do, and sets ``self.tool_call_error`` to the reason. vLLM ignores that attribute; the
-kit shows the reason to the policy, with ``tool_call_format`` as the fix.
+Content is the text outside the calls as written, or None when that is blank. When the output holds a call
+that cannot be parsed, a parser returns no calls and the whole output as content, as vLLM's own parsers do,
+and sets ``self.tool_call_error`` to the reason. vLLM ignores that attribute; the kit shows the reason to the
+policy, with ``tool_call_format`` as the fix.
+
+Streaming (``stream=True`` on the served endpoint): ``extract_tool_calls_streaming`` sends text as content
+as soon as it cannot be part of a call, and each call as one delta (index, id, name and all its arguments)
+as soon as it is complete: for ``kit`` and ``json`` when its JSON is, for ``hermes`` when its block is
+closed. The deltas add up to exactly the calls and content ``extract_tool_calls`` returns for the whole
+output, however the output is cut into pieces, except where that depends on how the output ends, which a
+stream cannot see: text that could still begin a call is held back, and is lost if generation stops there
+(a cut-off ``<tool_call>`` block, a trailing ``<tool``, for ``json`` an unclosed ``{`` or ``[``); an output
+of only whitespace sends nothing; and when a call turns out malformed (for ``kit`` that includes text other
+than ``</tool_call>`` right after a call), the calls before it are already sent, and the rest of the output
+streams as content.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 try:  # vLLM 0.32
-    from vllm.entrypoints.generate.base.protocol import ExtractedToolCallInformation, FunctionCall, ToolCall
+    from vllm.entrypoints.generate.base.protocol import (
+        DeltaFunctionCall,
+        DeltaMessage,
+        DeltaToolCall,
+        ExtractedToolCallInformation,
+        FunctionCall,
+        ToolCall,
+    )
 except ImportError:  # vLLM 0.26 keeps them here
-    from vllm.entrypoints.openai.engine.protocol import ExtractedToolCallInformation, FunctionCall, ToolCall
+    from vllm.entrypoints.openai.engine.protocol import (
+        DeltaFunctionCall,
+        DeltaMessage,
+        DeltaToolCall,
+        ExtractedToolCallInformation,
+        FunctionCall,
+        ToolCall,
+    )
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
@@ -43,6 +69,14 @@ _JSON_START = re.compile(r"[\[{]")
 # A JSON value that starts like a call: when it fails to decode, the model meant a call and botched it.
 _CALL_START = re.compile(r'\[?\s*\{\s*"name"\s*:')
 _DECODER = json.JSONDecoder()
+# JSON's own tokens, for telling a value that is still being written from one that never will decode.
+_JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_STRING_BODY = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*'
+_STRING = re.compile('"' + _STRING_BODY + '"')
+_UNFINISHED_STRING = re.compile('"' + _STRING_BODY + r"(?:\\(?:u[0-9a-fA-F]{0,3})?)?\Z")
+_WORD = re.compile(r"[-+.0-9A-Za-z]+")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")  # Python's json reads all six
 
 
 class _BadCall(ValueError):
@@ -146,12 +180,116 @@ def _split_bare_json(text: str) -> tuple[list[ToolCall], str]:
     return calls, "".join(outside)
 
 
-class _KitToolParser(ToolParser):
-    """Shared ``extract_tool_calls`` of the built-ins; subclasses set ``_split`` and ``tool_call_format``."""
+# --- streaming --------------------------------------------------------------------------------------------
 
-    _split: Callable[[str], tuple[list[ToolCall], str]]
+
+def _unfinished_json(text: str, pos: int) -> bool:
+    """Whether ``text[pos:]`` is the beginning of a JSON value that more text could still complete (as
+    opposed to one that is complete, or that no continuation can make valid)."""
+    containers: list[str] = []  # the open ones, "{" or "["
+    expect = "value"  # or "first_value" (after "["), "key", "first_key" (after "{"), "colon", "next"
+    end = len(text)
+    while (pos := _JSON_WHITESPACE.match(text, pos).end()) < end:
+        char = text[pos]
+        closes = (char == "}" and expect in ("next", "first_key")) or (
+            char == "]" and expect in ("next", "first_value")
+        )
+        if closes:
+            if containers.pop() != ("{" if char == "}" else "["):
+                return False
+            if not containers:
+                return False  # complete, and yet it did not decode
+            expect, pos = "next", pos + 1
+        elif expect == "next":
+            if char != ",":
+                return False
+            expect, pos = ("key" if containers[-1] == "{" else "value"), pos + 1
+        elif expect == "colon":
+            if char != ":":
+                return False
+            expect, pos = "value", pos + 1
+        elif expect in ("key", "first_key") or char == '"':
+            if char != '"':
+                return False
+            match = _STRING.match(text, pos)
+            if match is None:
+                return _UNFINISHED_STRING.match(text, pos) is not None
+            expect, pos = ("colon" if expect in ("key", "first_key") else "next"), match.end()
+            if expect == "next" and not containers:
+                return False
+        elif char in "{[":
+            containers.append(char)
+            expect, pos = ("first_key" if char == "{" else "first_value"), pos + 1
+        else:
+            match = _WORD.match(text, pos)
+            if match is None:
+                return False
+            word = match.group()
+            if match.end() == end:
+                return bool(
+                    _NUMBER.fullmatch(word)
+                    or _NUMBER.fullmatch(word + "0")
+                    or any(literal.startswith(word) for literal in _LITERALS)
+                )
+            if not (_NUMBER.fullmatch(word) or word in _LITERALS) or not containers:
+                return False
+            expect, pos = "next", match.end()
+    return True
+
+
+def _json_value(text: str, pos: int) -> tuple[object, int] | None:
+    """The JSON value at ``pos`` and where it ends, or None while more text could still complete it;
+    raises ``_BadCall`` when no more text can."""
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except RecursionError:
+        raise _BadCall("invalid JSON (JSON nested too deeply)") from None  # and so is any continuation
+    except ValueError as error:
+        if _unfinished_json(text, pos):
+            return None
+        raise _BadCall(f"invalid JSON ({_decode_error(error, pos)})") from None
+
+
+def _partial_tag_at(text: str, pos: int, tag: str) -> int:
+    """Where the end of ``text`` (from ``pos``) starts to spell ``tag``; ``len(text)`` when it does not."""
+    for size in range(min(len(tag) - 1, len(text) - pos), 0, -1):
+        if text.endswith(tag[:size]):
+            return len(text) - size
+    return len(text)
+
+
+@dataclass
+class _Step:
+    """What the text from the streaming position holds: content up to ``content_end`` that no later text
+    can change, then ``calls`` (scanning goes on at ``resume``), a call that cannot be parsed (``fault``),
+    or something not yet decided (``resume`` is None: wait for more text)."""
+
+    content_end: int
+    calls: list[ToolCall] = field(default_factory=list)
+    resume: int | None = None
+    fault: bool = False
+
+
+# --- the parsers --------------------------------------------------------------------------------------------
+
+
+class _KitToolParser(ToolParser):
+    """Shared ``extract_tool_calls`` and ``extract_tool_calls_streaming`` of the built-ins; subclasses set
+    ``tool_call_format`` and implement ``_split`` (a whole output) and ``_stream_step`` (a growing one)."""
+
     tool_call_format = '<tool_call>{"name": ..., "arguments": {...}}</tool_call>'
     tool_call_error: str | None = None
+    # Streaming state. vLLM makes a parser per request, so these start fresh for each output.
+    _streamed_to = 0  # text before this position has been sent, or deliberately dropped
+    _faulted = False  # a malformed call was found: the rest is content
+    _held_whitespace = ""  # blank content is held until text follows, so blank content stays None
+    _content_sent = False
+
+    def _split(self, text: str) -> tuple[list[ToolCall], str]:
+        raise NotImplementedError
+
+    def _stream_step(self, text: str, pos: int) -> _Step:
+        raise NotImplementedError
 
     def extract_tool_calls(
         self, model_output: str, request: ChatCompletionRequest
@@ -165,21 +303,140 @@ class _KitToolParser(ToolParser):
         if not calls:
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
         return ExtractedToolCallInformation(
-            tools_called=True, tool_calls=calls, content=content.strip() or None
+            tools_called=True, tool_calls=calls, content=content if content.strip() else None
         )
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: ChatCompletionRequest,
+    ) -> DeltaMessage | None:
+        content: list[str] = []
+        calls: list[ToolCall] = []
+        pos = self._streamed_to
+        while True:
+            if self._faulted:
+                content.append(current_text[pos:])
+                pos = len(current_text)
+                break
+            step = self._stream_step(current_text, pos)
+            content.append(current_text[pos : step.content_end])
+            calls += step.calls
+            if step.fault:
+                self._faulted, pos = True, step.content_end
+            elif step.resume is None:
+                pos = step.content_end
+                break
+            else:
+                pos = step.resume
+        self._streamed_to = pos
+        return self._delta("".join(content), calls)
+
+    def _delta(self, content: str, calls: list[ToolCall]) -> DeltaMessage | None:
+        if not self._content_sent:
+            content, self._held_whitespace = self._held_whitespace + content, ""
+            if not content.strip():
+                content, self._held_whitespace = "", content
+            self._content_sent = bool(content)
+        deltas = []
+        for call in calls:
+            name, arguments = call.function.name, call.function.arguments
+            # vLLM's end-of-stream check sends what prev_tool_call_arr holds beyond streamed_args_for_tool:
+            # they agree, so it adds nothing.
+            self.prev_tool_call_arr.append({"name": name, "arguments": json.loads(arguments)})
+            self.streamed_args_for_tool.append(arguments)
+            deltas.append(
+                DeltaToolCall(
+                    index=len(self.prev_tool_call_arr) - 1,
+                    id=call.id,
+                    type="function",
+                    function=DeltaFunctionCall(name=name, arguments=arguments),
+                )
+            )
+        if not (content or deltas):
+            return None
+        fields = {"content": content} if content else {}
+        return DeltaMessage(**fields, tool_calls=deltas) if deltas else DeltaMessage(**fields)
+
+
+class _TaggedToolParser(_KitToolParser):
+    """``<tool_call>`` blocks; ``close_optional_at_end`` lets the last block lack its ``</tool_call>``."""
+
+    close_optional_at_end: bool
+    _close_pending = False  # streaming: a call was sent before its </tool_call> arrived
+
+    def _split(self, text: str) -> tuple[list[ToolCall], str]:
+        return _split_tagged(text, self.close_optional_at_end)
+
+    def _stream_step(self, text: str, pos: int) -> _Step:
+        if self._close_pending:
+            after = _skip_whitespace(text, pos)
+            if text.startswith(_CLOSE, after):
+                self._close_pending = False
+                return _Step(pos, resume=after + len(_CLOSE))
+            return _Step(pos, fault=not _CLOSE.startswith(text[after:]))
+        start = text.find(_OPEN, pos)
+        if start == -1:
+            return _Step(_partial_tag_at(text, pos, _OPEN))
+        try:
+            found = _json_value(text, _skip_whitespace(text, start + len(_OPEN)))
+            if found is None:
+                return _Step(start)
+            call = _call_from(found[0])
+        except _BadCall:
+            return _Step(start, fault=True)
+        if self.close_optional_at_end:
+            # Generation often stops on </tool_call> itself, which then never arrives: send the call now.
+            self._close_pending = True
+            return _Step(start, [call], resume=found[1])
+        after = _skip_whitespace(text, found[1])
+        if text.startswith(_CLOSE, after):
+            return _Step(start, [call], resume=after + len(_CLOSE))
+        return _Step(start, fault=not _CLOSE.startswith(text[after:]))
 
 
 @ToolParserManager.register_module("kit")
-class KitToolParser(_KitToolParser):
-    _split = staticmethod(partial(_split_tagged, close_optional_at_end=True))
+class KitToolParser(_TaggedToolParser):
+    close_optional_at_end = True
 
 
 @ToolParserManager.register_module("hermes")
-class HermesToolParser(_KitToolParser):
-    _split = staticmethod(partial(_split_tagged, close_optional_at_end=False))
+class HermesToolParser(_TaggedToolParser):
+    close_optional_at_end = False
 
 
 @ToolParserManager.register_module("json")
 class JsonToolParser(_KitToolParser):
     tool_call_format = '{"name": ..., "arguments": {...}}'
-    _split = staticmethod(_split_bare_json)
+
+    def _split(self, text: str) -> tuple[list[ToolCall], str]:
+        return _split_bare_json(text)
+
+    def _stream_step(self, text: str, pos: int) -> _Step:
+        scan = pos
+        while match := _JSON_START.search(text, scan):
+            start = match.start()
+            try:
+                found = _json_value(text, start)
+            except _BadCall:
+                if _CALL_START.match(text, start):
+                    return _Step(start, fault=True)
+                scan = start + 1
+                continue
+            if found is None:
+                return _Step(start)
+            value, end = found
+            objects = _as_calls(value)
+            if objects is None:
+                scan = end
+                continue
+            try:
+                return _Step(start, [_call_from(obj) for obj in objects], resume=end)
+            except _BadCall:
+                return _Step(start, fault=True)
+        return _Step(len(text))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -39,6 +39,28 @@ class ExtractedToolCallInformation:
     tools_called: bool
     tool_calls: list[ToolCall]
     content: str | None = None
+
+
+@dataclass(kw_only=True)
+class DeltaFunctionCall:
+    name: str | None = None
+    arguments: str | None = None
+
+
+@dataclass(kw_only=True)
+class DeltaToolCall:
+    index: int
+    id: str | None = None
+    type: str | None = None
+    function: DeltaFunctionCall | None = None
+
+
+@dataclass(kw_only=True)
+class DeltaMessage:
+    role: str | None = None
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[DeltaToolCall] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -83,7 +105,8 @@ def make_request(tools: list[dict[str, Any]] | None) -> ChatCompletionRequest:
 
 
 class ToolParser:
-    """vLLM's ``ToolParser`` base: subclasses implement ``extract_tool_calls(model_output, request)``."""
+    """vLLM's ``ToolParser`` base: subclasses implement ``extract_tool_calls(model_output, request)``, and
+    ``extract_tool_calls_streaming(...)`` for ``stream=True`` requests."""
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         self.prev_tool_call_arr: list[dict] = []
@@ -102,6 +125,18 @@ class ToolParser:
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         raise NotImplementedError("ToolParser.extract_tool_calls has not been implemented")
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> DeltaMessage | None:
+        raise NotImplementedError("ToolParser.extract_tool_calls_streaming has not been implemented")
 
 
 def _new_manager() -> type:
@@ -129,7 +164,14 @@ def _new_manager() -> type:
     return ToolParserManager
 
 
-_PROTOCOL = ("ExtractedToolCallInformation", "FunctionCall", "ToolCall")
+_PROTOCOL = (
+    "DeltaFunctionCall",
+    "DeltaMessage",
+    "DeltaToolCall",
+    "ExtractedToolCallInformation",
+    "FunctionCall",
+    "ToolCall",
+)
 _PARSERS = ("ToolParser", "ToolParserManager")
 # Import path -> names, for vLLM 0.32, 0.26 and the releases before them.
 EXPORTS: dict[str, tuple[str, ...]] = {
@@ -148,6 +190,9 @@ def _modules(manager: type, exports: dict[str, tuple[str, ...]]) -> dict[str, Mo
     values = {
         "ChatCompletionRequest": ChatCompletionRequest,
         "ChatCompletionToolsParam": ChatCompletionToolsParam,
+        "DeltaFunctionCall": DeltaFunctionCall,
+        "DeltaMessage": DeltaMessage,
+        "DeltaToolCall": DeltaToolCall,
         "ExtractedToolCallInformation": ExtractedToolCallInformation,
         "FunctionCall": FunctionCall,
         "ToolCall": ToolCall,

@@ -118,6 +118,19 @@ def _choice(value: str, options: tuple[str, ...], arg: str) -> str:
     raise ToolError(f"'{arg}' must be one of {_quoted(options)}, got {value!r}.")
 
 
+def _exact(value: str, options: tuple[str, ...], arg: str) -> str:
+    """``value`` when it is one of ``options`` exactly.
+
+    For values a tool writes where NeMo-Gym's tool refuses any other spelling: accepting "won" for "Won"
+    would score a task NeMo-Gym scores 0 (and it compares ``status``, ``list_name`` and ``board``
+    case-sensitively)."""
+    if value in options:
+        return value
+    close = [option for option in options if option.lower() == value.strip().lower()]
+    hint = f"; write '{close[0]}'" if close else ""
+    raise ToolError(f"'{arg}' must be one of {_quoted(options)}, spelt exactly, got {value!r}{hint}.")
+
+
 def _minutes(value: str) -> int:
     digits = value.strip()
     if not re.fullmatch("[0-9]{1,4}", digits) or int(digits) == 0:
@@ -370,8 +383,8 @@ def analytics_create_plot(
     low, high = _date(time_min, "time_min"), _date(time_max, "time_max")
     if low > high:
         raise ToolError(f"'time_min' ({low}) must not be after 'time_max' ({high}).")
-    value = _choice(value_to_plot, PLOT_VALUES, "value_to_plot")
-    kind = _choice(plot_type, PLOT_TYPES, "plot_type")
+    value = _exact(value_to_plot, PLOT_VALUES, "value_to_plot")
+    kind = _exact(plot_type, PLOT_TYPES, "plot_type")
     path = f"plots/{low}_{high}_{value}_{kind}.png"
     state.plots = state.plots + (path,)
     return f"Plot saved to {path}."
@@ -454,9 +467,9 @@ def _task_value(state: WorkplaceState, field: str, value: str, arg: str) -> str:
     if field == "assigned_to_email":
         return _colleague(state, value, arg)
     if field == "list_name":
-        return _choice(value, LIST_NAMES, arg)
+        return _exact(value, LIST_NAMES, arg)
     if field == "board":
-        return _choice(value, BOARDS, arg)
+        return _exact(value, BOARDS, arg)
     return _date(value, arg)
 
 
@@ -543,7 +556,7 @@ def _customer_value(state: WorkplaceState, field: str, value: str, arg: str) -> 
     if field == "customer_email":
         return _email(value, arg)
     if field == "status":
-        return _choice(value, STATUSES, arg)
+        return _exact(value, STATUSES, arg)
     if field == "product_interest":
         return _choice(value, PRODUCTS, arg)
     if field in ("last_contact_date", "follow_up_by"):
@@ -556,6 +569,9 @@ def customer_relationship_manager_update_customer(
 ) -> str:
     row = dict(_row(state.customers, customer_id, "customer"))
     field = _field(field, CUSTOMER_COLUMNS[1:])
+    if field == "product_interest":
+        # NeMo-Gym's update refuses another spelling; its add stores any, compared case-insensitively.
+        _exact(new_value, PRODUCTS, "new_value")
     row[field] = _customer_value(state, field, new_value, "new_value")
     state.customers.replace(row)
     return f"Customer {customer_id} updated: {field} = {row[field]!r}."

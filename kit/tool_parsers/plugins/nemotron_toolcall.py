@@ -10,6 +10,15 @@ Serve with::
         --tool-parser-plugin nemotron_toolcall.py --tool-call-parser nemotron_toolcall
 
 or train with ``rollout.tool_parser_plugin: <this file>`` and ``rollout.tool_parser: nemotron_toolcall``.
+
+Training and non-streaming requests need only ``extract_tool_calls``. This example has no
+``extract_tool_calls_streaming``: a ``stream=True`` request with ``tools`` to a server using it gets vLLM's
+NotImplementedError as an error event instead of tokens. To stream, implement it as the kit's built-ins
+do (``kit/tool_parsers/kit_builtin_plugin.py``): return None while nothing can be sent,
+``DeltaMessage(content=...)`` for text, and ``DeltaMessage(tool_calls=[DeltaToolCall(index=..., id=...,
+type="function", function=DeltaFunctionCall(name=..., arguments=...))])`` for calls (import the three next
+to ``ToolCall``), keeping ``self.prev_tool_call_arr`` and ``self.streamed_args_for_tool`` in step with what
+was sent.
 """
 
 import json
