@@ -22,15 +22,11 @@ from typing import Any
 
 import yaml
 
-from kit.config_types import problem
+from kit.config_types import ConfigError, problem
+from kit.recipe_files import check_names, read_recipe, resolve_recipe_path, where
 from kit.run_folder import write_atomic
 
-RECIPES_DIR = Path(__file__).parent / "recipes"
 DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
-
-
-class ConfigError(ValueError):
-    """A recipe or override that cannot be used; the message says what to change."""
 
 
 @dataclass
@@ -187,108 +183,9 @@ def _close(name: str, valid: Iterable[str]) -> str:
     return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
 
 
-def _where(section: str) -> str:
-    return f"section '{section}'" if section else "the top level"
-
-
 def _unknown(key: str, section: str, valid: list[str]) -> ConfigError:
     listing = "" if len(valid) > 40 else f" Valid keys: {', '.join(sorted(valid))}."
-    return ConfigError(f"Unknown key '{key}' in {_where(section)}.{_close(key, valid)}{listing}")
-
-
-def _check_names(values: dict[Any, Any], section: str) -> None:
-    for key in values:
-        if not isinstance(key, str):
-            raise ConfigError(f"Key {key!r} in {_where(section)} is not a name: keys must be strings.")
-
-
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, False for names no file can have (a NUL byte, a component too long)."""
-    try:
-        return path.is_file()
-    except (OSError, ValueError):
-        return False
-
-
-def _exists(path: Path) -> bool:
-    try:
-        return path.exists()
-    except (OSError, ValueError):
-        return False
-
-
-def resolve_recipe_path(recipe: str | Path) -> Path:
-    """A recipe is a YAML path, or the name of a recipe shipped in kit/recipes/ (with or without .yaml)."""
-    path = Path(recipe)
-    if _is_file(path):
-        return path
-    shipped = RECIPES_DIR / (path.name if path.suffix in (".yaml", ".yml") else f"{path.name}.yaml")
-    if _is_file(shipped):
-        return shipped
-    names = sorted(p.stem for p in RECIPES_DIR.glob("*.yaml"))
-    raise ConfigError(f"Recipe '{recipe}' not found: not a file, and not one of the shipped recipes {names}.")
-
-
-# Recipe keys that name files or folders (the keywords are values that are not paths).
-_PATH_KEYS = {
-    ("env", "train_file"): (),
-    ("env", "eval_file"): (),
-    ("env", "databases"): (),
-    ("model", "name_or_path"): (),
-    ("model", "chat_template"): ("kit", "model"),
-    ("rollout", "tool_parser_plugin"): (),
-}
-
-
-def _anchor_paths(data: dict[str, Any], folder: Path) -> None:
-    """Make a recipe's relative paths that exist next to the recipe file absolute. Others stay as they
-    are, for `kit.paths.resolve_path` (the current folder, then the repository root)."""
-    for (section, key), keywords in _PATH_KEYS.items():
-        values = data.get(section)
-        value = values.get(key) if isinstance(values, dict) else None
-        if not isinstance(value, str) or not value or value in keywords or Path(value).is_absolute():
-            continue
-        if _exists(folder / value):
-            values[key] = str((folder / value).resolve())
-
-
-def _read_recipe(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """Read a recipe, merging the recipe it names as `base:` underneath it."""
-    if path.resolve() in seen:
-        raise ConfigError(f"Recipe '{path}' inherits from itself through 'base:'.")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"Recipe '{path}' cannot be read: {err}") from err
-    try:
-        data = yaml.safe_load(text)
-    except (yaml.YAMLError, ValueError, RecursionError) as err:  # a date like 2023-02-30: ValueError
-        raise ConfigError(f"Recipe '{path}' is not valid YAML: {err}") from err
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"Recipe '{path}' must be a mapping of sections, got {type(data).__name__}.")
-    _check_names(data, "")
-    _anchor_paths(data, path.resolve().parent)
-    base = data.pop("base", None)
-    if base is None:
-        return data
-    if not isinstance(base, str) or not base:
-        raise ConfigError(
-            f"'base' in recipe '{path}' must name a recipe (a file or a shipped name), got {base!r}."
-        )
-    base_path = resolve_recipe_path(path.parent / base if _is_file(path.parent / base) else base)
-    return _deep_merge(_read_recipe(base_path, (*seen, path.resolve())), data)
-
-
-def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key != "args":
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+    return ConfigError(f"Unknown key '{key}' in {where(section)}.{_close(key, valid)}{listing}")
 
 
 def _apply_override(data: dict[str, Any], override: str) -> None:
@@ -315,7 +212,7 @@ def _build_section(cls: type, section: str, values: Any) -> Any:
         return cls()
     if not isinstance(values, dict):
         raise ConfigError(f"Section '{section}' must be a mapping, got {values!r}.")
-    _check_names(values, section)
+    check_names(values, section)
     hints = typing.get_type_hints(cls)
     for key in values:
         if key not in hints:
@@ -332,7 +229,7 @@ def _build_section(cls: type, section: str, values: Any) -> Any:
 def _check_trl_keys(section: str, values: dict[str, Any], trl_class: str) -> None:
     if not isinstance(values, dict):
         raise ConfigError(f"Section '{section}' must be a mapping of {trl_class} fields, got {values!r}.")
-    _check_names(values, section)
+    check_names(values, section)
     hints = _trl_hints(trl_class)
     for key, value in values.items():
         if section == "grpo" and key in _KIT_OWNED_GRPO:
@@ -376,7 +273,7 @@ def _check_no_cycles(data: dict[str, Any]) -> None:
 def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConfig:
     """Validate a nested dict (a recipe after overrides) and build the config tree."""
     valid_top = [*_SECTIONS, "grpo"]
-    _check_names(data, "")
+    check_names(data, "")
     for key in data:
         if key not in valid_top:
             raise _unknown(key, "", valid_top)
@@ -394,7 +291,7 @@ def load_config(recipe: str | Path | None = None, overrides: list[str] | tuple[s
     recipe_name = None
     if recipe is not None:
         path = resolve_recipe_path(recipe)
-        data = _read_recipe(path)
+        data = read_recipe(path)
         recipe_name = str(path)
     for override in overrides:
         _apply_override(data, override)

@@ -25,6 +25,10 @@ _NAMES = {
 _NUMBER_HINT = " (YAML reads it as text: write numbers like 1.0e-5, with a dot and a signed exponent)"
 
 
+class ConfigError(ValueError):
+    """A recipe or override that cannot be used; the message says what to change."""
+
+
 def _union_members(hint: Any) -> tuple[Any, ...] | None:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return typing.get_args(hint)

@@ -62,37 +62,22 @@ except ImportError:  # vLLM 0.26 keeps them here
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
+from kit.tool_parsers.json_text import DECODER as _DECODER
+from kit.tool_parsers.json_text import BadCall as _BadCall
+from kit.tool_parsers.json_text import decode_error as _decode_error
+from kit.tool_parsers.json_text import json_value as _json_value
+from kit.tool_parsers.json_text import partial_tag_at as _partial_tag_at
+
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 _WHITESPACE = re.compile(r"\s*")
 # Where a bare JSON call (or a list of them) may begin.
 _JSON_START = re.compile(r"[\[{]")
 # A JSON value that starts like a call: when it fails to decode, the model meant a call and botched it.
 _CALL_START = re.compile(r'\[?\s*\{\s*"name"\s*:')
-_DECODER = json.JSONDecoder()
-# JSON's own tokens, for telling a value that is still being written from one that never will decode.
-_JSON_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_STRING_BODY = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*'
-_STRING = re.compile('"' + _STRING_BODY + '"')
-_UNFINISHED_STRING = re.compile('"' + _STRING_BODY + r"(?:\\(?:u[0-9a-fA-F]{0,3})?)?\Z")
-_WORD = re.compile(r"[-+.0-9A-Za-z]+")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
-_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")  # Python's json reads all six
-
-
-class _BadCall(ValueError):
-    """The output holds a tool call that cannot be parsed; the message says why."""
 
 
 def _skip_whitespace(text: str, pos: int) -> int:
     return _WHITESPACE.match(text, pos).end()
-
-
-def _decode_error(error: Exception, start: int) -> str:
-    if isinstance(error, json.JSONDecodeError):
-        return f"{error.msg} at character {error.pos - start}"
-    if isinstance(error, RecursionError):
-        return "JSON nested too deeply"
-    return str(error)
 
 
 def _decode_at(text: str, pos: int, where: str) -> tuple[object, int]:
@@ -181,81 +166,6 @@ def _split_bare_json(text: str) -> tuple[list[ToolCall], str]:
 
 
 # --- streaming --------------------------------------------------------------------------------------------
-
-
-def _unfinished_json(text: str, pos: int) -> bool:
-    """Whether ``text[pos:]`` is the beginning of a JSON value that more text could still complete (as
-    opposed to one that is complete, or that no continuation can make valid)."""
-    containers: list[str] = []  # the open ones, "{" or "["
-    expect = "value"  # or "first_value" (after "["), "key", "first_key" (after "{"), "colon", "next"
-    end = len(text)
-    while (pos := _JSON_WHITESPACE.match(text, pos).end()) < end:
-        char = text[pos]
-        closes = (char == "}" and expect in ("next", "first_key")) or (
-            char == "]" and expect in ("next", "first_value")
-        )
-        if closes:
-            if containers.pop() != ("{" if char == "}" else "["):
-                return False
-            if not containers:
-                return False  # complete, and yet it did not decode
-            expect, pos = "next", pos + 1
-        elif expect == "next":
-            if char != ",":
-                return False
-            expect, pos = ("key" if containers[-1] == "{" else "value"), pos + 1
-        elif expect == "colon":
-            if char != ":":
-                return False
-            expect, pos = "value", pos + 1
-        elif expect in ("key", "first_key") or char == '"':
-            if char != '"':
-                return False
-            match = _STRING.match(text, pos)
-            if match is None:
-                return _UNFINISHED_STRING.match(text, pos) is not None
-            expect, pos = ("colon" if expect in ("key", "first_key") else "next"), match.end()
-            if expect == "next" and not containers:
-                return False
-        elif char in "{[":
-            containers.append(char)
-            expect, pos = ("first_key" if char == "{" else "first_value"), pos + 1
-        else:
-            match = _WORD.match(text, pos)
-            if match is None:
-                return False
-            word = match.group()
-            if match.end() == end:
-                return bool(
-                    _NUMBER.fullmatch(word)
-                    or _NUMBER.fullmatch(word + "0")
-                    or any(literal.startswith(word) for literal in _LITERALS)
-                )
-            if not (_NUMBER.fullmatch(word) or word in _LITERALS) or not containers:
-                return False
-            expect, pos = "next", match.end()
-    return True
-
-
-def _json_value(text: str, pos: int) -> tuple[object, int] | None:
-    """The JSON value at ``pos`` and where it ends, or None while more text could still complete it;
-    raises ``_BadCall`` when no more text can."""
-    try:
-        return _DECODER.raw_decode(text, pos)
-    except RecursionError:
-        raise _BadCall("invalid JSON (JSON nested too deeply)") from None  # and so is any continuation
-    except ValueError as error:
-        if _unfinished_json(text, pos):
-            return None
-        raise _BadCall(f"invalid JSON ({_decode_error(error, pos)})") from None
-
-
-def _partial_tag_at(text: str, pos: int, tag: str) -> int:
-    """Where the end of ``text`` (from ``pos``) starts to spell ``tag``; ``len(text)`` when it does not."""
-    for size in range(min(len(tag) - 1, len(text) - pos), 0, -1):
-        if text.endswith(tag[:size]):
-            return len(text) - size
-    return len(text)
 
 
 @dataclass
