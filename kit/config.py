@@ -245,7 +245,8 @@ def _check_trl_keys(section: str, values: dict[str, Any], trl_class: str) -> Non
             raise ConfigError(f"{section}.{key} {why} (TRL's {trl_class}.{key}).")
 
 
-_SECTIONS = {
+# The kit's own sections (grpo is TRL's GRPOConfig, checked against TRL's field types).
+SECTIONS = {
     "model": ModelConfig,
     "env": EnvConfig,
     "rollout": RolloutConfig,
@@ -272,13 +273,13 @@ def _check_no_cycles(data: dict[str, Any]) -> None:
 
 def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConfig:
     """Validate a nested dict (a recipe after overrides) and build the config tree."""
-    valid_top = [*_SECTIONS, "grpo"]
+    valid_top = [*SECTIONS, "grpo"]
     check_names(data, "")
     for key in data:
         if key not in valid_top:
             raise _unknown(key, "", valid_top)
     _check_no_cycles(data)
-    sections = {name: _build_section(cls, name, data.get(name)) for name, cls in _SECTIONS.items()}
+    sections = {name: _build_section(cls, name, data.get(name)) for name, cls in SECTIONS.items()}
     grpo = {} if data.get("grpo") is None else data["grpo"]
     _check_trl_keys("grpo", grpo, "GRPOConfig")
     _check_trl_keys("sft.args", sections["sft"].args, "SFTConfig")

@@ -19,15 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kit.config import (
+    SECTIONS,
     ConfigError,
-    EnvConfig,
-    GenerationConfig,
     KitConfig,
-    ModelConfig,
-    RolloutConfig,
-    RunConfig,
-    ServeConfig,
-    SFTWarmupConfig,
     load_config,
     resolve_recipe_path,
     save_config,
@@ -37,15 +31,6 @@ SETTINGS = {
     "deadline": None,
     "database": None,
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-}
-SECTIONS = {
-    "model": ModelConfig,
-    "env": EnvConfig,
-    "rollout": RolloutConfig,
-    "generation": GenerationConfig,
-    "serve": ServeConfig,
-    "sft": SFTWarmupConfig,
-    "run": RunConfig,
 }
 KIT_KEYS = {section: [f.name for f in dataclasses.fields(cls)] for section, cls in SECTIONS.items()}
 TRL_KEYS = ["learning_rate", "max_steps", "num_generations", "beta", "report_to", "lr_scheduler_type",
