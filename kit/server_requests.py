@@ -11,18 +11,25 @@ everything else goes to vLLM untouched, its own errors already name the field.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from kit.server_auth import ASGIApp, Message, Receive, Scope, Send
 
 CHECKED_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
+# In a UTF-8 JSON body a surrogate can only come as an escape; most bodies (token ids) have none to look for.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def problems(body: Any) -> Iterator[tuple[str, str]]:
-    """``(field, what is wrong)`` for each fault of a decoded request body that vLLM reports unclearly."""
+def problems(raw: bytes) -> Iterator[tuple[str, str]]:
+    """``(field, what is wrong)`` for each fault of a request body that vLLM reports unclearly."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return  # vLLM says what is wrong with the JSON
     if not isinstance(body, dict):
-        return  # vLLM says so itself
+        return  # and that it is not an object
     if "messages" in body and not isinstance(body["messages"], list):
         yield "messages", f"must be a list of message objects, got {type(body['messages']).__name__}"
     tools = body.get("tools")
@@ -32,7 +39,8 @@ def problems(body: Any) -> Iterator[tuple[str, str]]:
             parameters = function.get("parameters") if isinstance(function, dict) else None
             if isinstance(parameters, dict):
                 yield from _schema_problems(parameters, f"tools.{i}.function.parameters")
-    yield from _lone_surrogates(body, "")
+    if _SURROGATE_ESCAPE.search(raw):
+        yield from _lone_surrogates(body, "")
 
 
 def _schema_problems(schema: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
@@ -86,18 +94,11 @@ class RequestCheckMiddleware:
             if not message.get("more_body", False):
                 break
         raw = b"".join(chunks)
-        found = next(problems(_decoded(raw)), None)
+        found = next(problems(raw), None)
         if found is not None:
             await _bad_request(send, *found)
             return
         await self.app(scope, _replay(raw, receive), send)
-
-
-def _decoded(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return None  # vLLM says what is wrong with the JSON
 
 
 def _replay(raw: bytes, receive: Receive) -> Receive:

@@ -276,6 +276,15 @@ def test_what_vllm_refuses_unclearly_is_refused_naming_the_field(server, body, f
     assert field in response.json()["error"]["message"]
 
 
+def test_a_surrogate_pair_is_text(server):
+    body = {"model": DEMO_MODEL, "messages": [{"role": "user", "content": "\U0001f600"}], "max_tokens": 1}
+    raw = _dumps(body)
+    assert b"\\ud83d\\ude00" in raw  # sent as a pair of escapes
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+    response = requests.post(server.url + "/v1/chat/completions", data=raw, headers=headers, timeout=TIMEOUT)
+    assert response.status_code == 200, response.text
+
+
 def test_the_key_is_checked_before_the_body(server):
     response = requests.post(server.url + "/v1/chat/completions", data=b'{"messages": 5}', timeout=TIMEOUT)
     assert response.status_code == 401
