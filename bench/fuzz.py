@@ -167,9 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=2000, help="requests to kit serve; 0 skips (2000)")
     args = parser.parse_args(argv)
 
-    tallies = [fuzz_parsers(args.outputs), fuzz_sandbox(args.calls), fuzz_configs(args.configs)]
-    if args.requests:
-        tallies.append(fuzz_server(args.requests))
+    # The server first: when it cannot start, say so before minutes go to the others.
+    tallies = [fuzz_server(args.requests)] if args.requests else []
+    tallies += [fuzz_parsers(args.outputs), fuzz_sandbox(args.calls), fuzz_configs(args.configs)]
     for tally in tallies:
         for kind, detail in tally.first.items():
             print(f"{tally.target}: first of {tally.found[kind]} {kind}: {detail}", file=sys.stderr)
