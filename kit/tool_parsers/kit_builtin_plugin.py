@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -77,10 +78,15 @@ _UNFINISHED_STRING = re.compile('"' + _STRING_BODY + r"(?:\\(?:u[0-9a-fA-F]{0,3}
 _WORD = re.compile(r"[-+.0-9A-Za-z]+")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")  # Python's json reads all six
+_OPEN_BRACKETS = re.compile(r"(?:\[[ \t\n\r]*)+")
 
 
 class _BadCall(ValueError):
     """The output holds a tool call that cannot be parsed; the message says why."""
+
+
+class _TooDeep(_BadCall):
+    """JSON nested deeper than Python's json can read, whatever follows."""
 
 
 def _skip_whitespace(text: str, pos: int) -> int:
@@ -143,6 +149,16 @@ def _split_tagged(text: str, close_optional_at_end: bool) -> tuple[list[ToolCall
     return calls, "".join(outside)
 
 
+def _past_too_deep(text: str, start: int) -> int:
+    """Where to look for JSON next after the value at ``start`` nested too deeply to read: past the ``[`` of
+    a run of them that each open a value nested too deeply as well (a run of ``[`` one character per level
+    would otherwise cost a failed decode of a thousand levels at every position)."""
+    run = _OPEN_BRACKETS.match(text, start)
+    opens = [start + i for i, char in enumerate(run.group()) if char == "["] if run else []
+    limit = sys.getrecursionlimit()
+    return opens[len(opens) - limit] if len(opens) > limit else start + 1
+
+
 def _as_calls(value: object) -> list[object] | None:
     """The call objects ``value`` stands for, or None when it is ordinary JSON rather than a call."""
 
@@ -168,7 +184,7 @@ def _split_bare_json(text: str) -> tuple[list[ToolCall], str]:
         except (ValueError, RecursionError) as error:
             if _CALL_START.match(text, start):
                 raise _BadCall(f"invalid JSON in the call ({_decode_error(error, start)})") from None
-            scan = start + 1
+            scan = _past_too_deep(text, start) if isinstance(error, RecursionError) else start + 1
             continue
         found = _as_calls(value)
         if found is not None:
@@ -243,7 +259,7 @@ def _json_value(text: str, pos: int) -> tuple[object, int] | None:
     try:
         return _DECODER.raw_decode(text, pos)
     except RecursionError:
-        raise _BadCall("invalid JSON (JSON nested too deeply)") from None  # and so is any continuation
+        raise _TooDeep("invalid JSON (JSON nested too deeply)") from None  # and so is any continuation
     except ValueError as error:
         if _unfinished_json(text, pos):
             return None
@@ -423,10 +439,10 @@ class JsonToolParser(_KitToolParser):
             start = match.start()
             try:
                 found = _json_value(text, start)
-            except _BadCall:
+            except _BadCall as error:
                 if _CALL_START.match(text, start):
                     return _Step(start, fault=True)
-                scan = start + 1
+                scan = _past_too_deep(text, start) if isinstance(error, _TooDeep) else start + 1
                 continue
             if found is None:
                 return _Step(start)
