@@ -88,7 +88,6 @@ def read_recipe(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"Recipe '{path}' must be a mapping of sections, got {type(data).__name__}.")
-    check_names(data, "")
     _anchor_paths(data, path.resolve().parent)
     base = data.pop("base", None)
     if base is None:

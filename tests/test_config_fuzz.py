@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import typing
+from pathlib import Path
 
 import pytest
 import yaml
+from fuzz_verdicts import Crash, Unclear, Wrong
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +28,7 @@ from kit.config import (
     resolve_recipe_path,
     save_config,
 )
+from kit.config_types import matches
 
 SETTINGS = {
     "deadline": None,
@@ -109,47 +112,61 @@ def _keys_and_values(document) -> set[str]:
     return found
 
 
-def assert_loads_or_names_the_fault(recipe_path, overrides: list[str], tmp_path) -> KitConfig | None:
-    """Load; on success the config must survive a save and a reload, on failure the message must name
-    something the author wrote: a key or value of the recipe, an override, or the file."""
+def _names_something(message: str, recipe_path: Path, overrides: list[str]) -> bool:
+    """Whether an error names something the author wrote: a key or value of the recipe, an override (or
+    part of its dotted key), or the file."""
+    try:
+        written = yaml.safe_load(recipe_path.read_text(encoding="utf-8"))
+    except Exception:
+        written = None
+    dotted = [o.split("=", 1)[0].split(".") for o in overrides]
+    names = {str(recipe_path), *overrides, *(".".join(d[:i]) for d in dotted for i in range(1, len(d) + 1))}
+    names |= _keys_and_values(written)
+    # An empty name counts only quoted: "Unknown key '' ...".
+    return any(f"'{name}'" in message or (name and name in message) for name in names)
+
+
+def check_load(recipe_path: Path, overrides: list[str], folder: Path) -> None:
+    """Load a recipe with overrides. Raises Crash (anything but a ConfigError), Unclear (a ConfigError that
+    names nothing the author wrote) or Wrong (a config that does not save and load back unchanged)."""
     try:
         cfg = load_config(recipe_path, overrides)
     except ConfigError as error:
-        message = str(error)
-        try:
-            written = yaml.safe_load(recipe_path.read_text(encoding="utf-8"))
-        except Exception:
-            written = None
-        dotted = [o.split("=", 1)[0].split(".") for o in overrides]
-        names = {
-            str(recipe_path),
-            *overrides,
-            *(".".join(d[:i]) for d in dotted for i in range(1, len(d) + 1)),
-        }
-        names |= _keys_and_values(written)
-        # An empty name counts only quoted: "Unknown key '' ...".
-        assert any(f"'{name}'" in message or (name and name in message) for name in names), message
-        return None
-    saved = tmp_path / "saved.yaml"
-    save_config(cfg, saved)
-    again = load_config(saved)
-    assert _dump(again) == _dump(cfg)
-    return cfg
+        if not _names_something(str(error), recipe_path, overrides):
+            raise Unclear(f"{error} (overrides {overrides})") from error
+        return
+    except Exception as error:
+        raise Crash(f"{type(error).__name__}: {error} (overrides {overrides})") from error
+    saved = folder / "saved.yaml"
+    try:
+        save_config(cfg, saved)
+        again = load_config(saved)
+    except Exception as error:
+        raise Wrong(f"the loaded config does not save and load back: {error!r}") from error
+    if _dump(again) != _dump(cfg):
+        raise Wrong("the loaded config loads back different")
 
 
 def _dump(cfg: KitConfig) -> str:
     return yaml.safe_dump(cfg.to_dict() | {"recipe": None})  # as text: NaN equals NaN
 
 
-@settings(max_examples=700, **SETTINGS)
-@given(recipe=recipes | st.sampled_from(RAW_RECIPES), extra=overrides)
-def test_any_recipe_loads_or_fails_with_a_config_error_naming_the_fault(tmp_path, recipe, extra):
-    path = tmp_path / "recipe.yaml"
+def write_recipe(folder: Path, recipe: dict | bytes) -> Path:
+    path = folder / "recipe.yaml"
     if isinstance(recipe, bytes):
         path.write_bytes(recipe)
     else:
         path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
-    assert_loads_or_names_the_fault(path, extra, tmp_path)
+    return path
+
+
+any_recipe = recipes | st.sampled_from(RAW_RECIPES)
+
+
+@settings(max_examples=700, **SETTINGS)
+@given(recipe=any_recipe, extra=overrides)
+def test_any_recipe_loads_or_fails_with_a_config_error_naming_the_fault(tmp_path, recipe, extra):
+    check_load(write_recipe(tmp_path, recipe), extra, tmp_path)
 
 
 # --- one known fault in a shipped recipe -------------------------------------------------------------------
@@ -177,16 +194,13 @@ targets = st.sampled_from(
     [(section, key) for section, names in KIT_KEYS.items() for key in names]
     + [("grpo", key) for key in TRL_KEYS]
 )
+faults = st.sampled_from(["value", "value", "unknown key", "number key"])
 
 
-@settings(max_examples=800, **SETTINGS)
-@given(
-    target=targets,
-    value=wrong_values,
-    fault=st.sampled_from(["value", "value", "unknown key", "number key"]),
-    as_override=st.booleans(),
-)
-def test_a_bad_key_or_value_in_a_shipped_recipe_is_named(tmp_path, target, value, fault, as_override):
+def check_mutation(folder: Path, target: tuple[str, str], value, fault: str, as_override: bool) -> None:
+    """cpu_demo with one known fault at ``target`` (a ``value`` of any type, an unknown key, a non-string
+    key), in the file or as an override. Raises Unclear (refused without naming the key), Crash (anything
+    but a ConfigError) or Wrong (a fault accepted, or a value accepted other than as written)."""
     section, key = target
     data = yaml.safe_load(resolve_recipe_path("cpu_demo").read_text())
     data.setdefault(section, {})
@@ -203,19 +217,25 @@ def test_a_bad_key_or_value_in_a_shipped_recipe_is_named(tmp_path, target, value
         override = override.removesuffix("\n...")
     if as_override:
         del data[section][key]
-    path = tmp_path / "recipe.yaml"
-    path.write_text(yaml.safe_dump(data, allow_unicode=True))
     try:
-        cfg = load_config(path, [override] if as_override else [])
+        cfg = load_config(write_recipe(folder, data), [override] if as_override else [])
     except ConfigError as error:
-        assert key in str(error), (target, value, fault, str(error))
+        if key not in str(error):
+            raise Unclear(f"{fault} at {section}.{key} ({value!r}): {error}") from error
         return
-    assert fault == "value", f"{fault} {section}.{key} was accepted"
+    except Exception as error:
+        raise Crash(f"{fault} at {section}.{key} ({value!r}): {error!r}") from error
     loaded = cfg.grpo[key] if section == "grpo" else getattr(getattr(cfg, section), key)
-    assert loaded == value and type(loaded) is type(value)  # accepted only as written
-    from kit.config_types import matches
+    if fault != "value" or not (loaded == value and type(loaded) is type(value)):
+        raise Wrong(f"{fault} at {section}.{key} ({value!r}) loaded as {loaded!r}")
+    if not matches(value, _hint(section, key)):
+        raise Wrong(f"{section}.{key} accepted {value!r}")
 
-    assert matches(value, _hint(section, key))
+
+@settings(max_examples=800, **SETTINGS)
+@given(target=targets, value=wrong_values, fault=faults, as_override=st.booleans())
+def test_a_bad_key_or_value_in_a_shipped_recipe_is_named(tmp_path, target, value, fault, as_override):
+    check_mutation(tmp_path, target, value, fault, as_override)
 
 
 @pytest.mark.parametrize(
@@ -266,4 +286,4 @@ def test_an_unreadable_recipe_is_named(tmp_path):
 def test_dates_and_non_string_scalars_round_trip_where_allowed(tmp_path):
     cfg = load_config("cpu_demo", ["grpo.model_init_kwargs={revision: 2024-01-01}"])
     assert cfg.grpo["model_init_kwargs"] == {"revision": datetime.date(2024, 1, 1)}
-    assert_loads_or_names_the_fault(resolve_recipe_path("cpu_demo"), [], tmp_path)
+    check_load(resolve_recipe_path("cpu_demo"), [], tmp_path)

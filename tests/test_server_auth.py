@@ -104,14 +104,23 @@ def test_the_key_is_not_in_the_server_argv(server):
 # ---------------------------------------------------------------- command and environment
 
 
-def test_command_and_env_carry_the_middleware_only_with_a_key(demo_model_dir, tmp_path):
+def _middleware(command: list[str]) -> list[str]:
+    return [command[i + 1] for i, arg in enumerate(command) if arg == "--middleware"]
+
+
+def test_command_and_env_carry_the_key_middleware_only_with_a_key(demo_model_dir, tmp_path):
     cfg = _config(demo_model_dir, 8000, tmp_path)
     with_key = server_command(cfg, demo_model_dir, "127.0.0.1", 8000, KEY)
-    assert with_key[with_key.index("--middleware") + 1] == "kit.server_auth.BearerKeyMiddleware"
+    # vLLM wraps each --middleware around the ones before it: the key is checked first.
+    assert _middleware(with_key) == [
+        "kit.server_requests.RequestCheckMiddleware",
+        "kit.server_auth.BearerKeyMiddleware",
+    ]
     assert KEY not in with_key
     assert server_env(cfg, KEY)[KEY_ENV] == KEY
     plain = _config(demo_model_dir, 8000, tmp_path, api_key=None)
-    assert "--middleware" not in server_command(plain, demo_model_dir, "127.0.0.1", 8000, None)
+    plain_command = server_command(plain, demo_model_dir, "127.0.0.1", 8000, None)
+    assert _middleware(plain_command) == ["kit.server_requests.RequestCheckMiddleware"]
 
 
 # ---------------------------------------------------------------- the middleware alone

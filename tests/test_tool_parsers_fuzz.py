@@ -12,6 +12,7 @@ import json
 from functools import cache
 
 import pytest
+from fuzz_verdicts import Crash, Unclear, Wrong
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from parser_streams import extracted, streamed
@@ -119,7 +120,6 @@ def assert_well_formed(result: ParseResult, text: str) -> None:
         json.dumps(call.arguments)
     assert result.content is None or (isinstance(result.content, str) and result.content.strip())
     if result.error is not None:
-        assert result.error.startswith("Error: could not parse tool call: ")
         assert result.tool_calls == [] and result.content == (text if text.strip() else None)
 
 
@@ -128,14 +128,37 @@ def builtin_parsers() -> dict[str, ToolCallParser]:
     return {name: load_parser(name) for name in BUILTIN_PARSERS}
 
 
+ERROR_PREFIX = "Error: could not parse tool call: "
+
+
+def check_parse(text: str) -> None:
+    """Every built-in on one output: no exception, a well-formed result, an error that says what is wrong.
+    Raises Crash, Unclear or Wrong (fuzz_verdicts)."""
+    for name, parser in builtin_parsers().items():
+        before = dict(parser.error_counts)
+        try:
+            result = parser.parse(text)
+        except Exception as error:
+            raise Crash(f"{name} raised {error!r} on {text[:200]!r}") from error
+        # The parser itself never raised or returned garbage: every failure was a malformed call.
+        faults = {kind for kind, count in parser.error_counts.items() if count != before.get(kind)}
+        if faults - {"malformed_tool_call"}:
+            raise Crash(f"{name} failed ({', '.join(faults)}) on {text[:200]!r}")
+        if result.error is not None and not (
+            result.error.startswith(ERROR_PREFIX) and len(result.error) > len(ERROR_PREFIX) + 10
+        ):
+            raise Unclear(f"{name}: {result.error!r} for {text[:200]!r}")
+        try:
+            assert_well_formed(result, text)
+        except AssertionError as error:
+            raise Wrong(f"{name}: {result} for {text[:200]!r}") from error
+
+
 @settings(max_examples=FUZZ_EXAMPLES, **SETTINGS)
 @given(document=model_outputs, cuts=st.lists(st.integers(min_value=0), min_size=2, max_size=2))
 def test_no_output_breaks_a_builtin_parser(document: str, cuts: list[int]):
     for text in [document] + [document[: cut % (len(document) + 1)] for cut in cuts]:
-        for name, parser in builtin_parsers().items():
-            assert_well_formed(parser.parse(text), text)
-            # The parser itself never raised or returned garbage: every failure was a malformed call.
-            assert set(parser.error_counts) <= {"malformed_tool_call"}, name
+        check_parse(text)
 
 
 def render(name: str, call: ToolCall, as_string: bool) -> str:
@@ -173,13 +196,24 @@ def test_rendered_calls_round_trip(name):
 # --- streaming ---------------------------------------------------------------------------------------------
 
 
+def check_stream(document: str, cuts: list[int]) -> None:
+    """Every built-in streaming one output: no exception, well-formed deltas (parser_streams checks each),
+    and the same calls and content however the server cuts the text into pieces."""
+    for name in BUILTIN_PARSERS:
+        try:
+            pieces, whole = streamed(name, document, cuts), streamed(name, document)
+        except AssertionError as error:
+            raise Wrong(f"{name}: a malformed delta for {document[:200]!r}: {error}") from error
+        except Exception as error:
+            raise Crash(f"{name} raised {error!r} streaming {document[:200]!r}") from error
+        if pieces != whole:
+            raise Wrong(f"{name}: {pieces} cut at {cuts}, {whole} whole, for {document[:200]!r}")
+
+
 @settings(max_examples=STREAM_FUZZ_EXAMPLES, **SETTINGS)
 @given(document=model_outputs, cuts=st.lists(st.integers(min_value=0), max_size=12))
 def test_streaming_depends_on_the_text_alone(document: str, cuts: list[int]):
-    # Whatever the output: no exception, well-formed deltas (parser_streams checks each), and the same calls
-    # and content however the server cuts the text into pieces.
-    for name in BUILTIN_PARSERS:
-        assert streamed(name, document, cuts) == streamed(name, document), name
+    check_stream(document, cuts)
 
 
 # Text between calls that must stream as content: plain text, and near misses of every format.

@@ -1,4 +1,5 @@
-"""Property test: random tool calls never raise, errors come back as strings and change nothing.
+"""Property test: random tool calls never raise, errors come back as strings that say what is wrong and
+change nothing.
 
 1,000 examples of 10 calls each: 10,000 calls with real and made-up tool names, plausible and junk values,
 missing and extra arguments, JSON strings, malformed JSON and non-object arguments, mixed with valid and
@@ -7,8 +8,10 @@ nearly valid calls (from generated tasks) so that failures also hit states that 
 
 from __future__ import annotations
 
+import contextlib
 import json
 
+from fuzz_verdicts import Crash, Unclear, Wrong
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -148,21 +151,47 @@ def _random_call(draw: st.DrawFn) -> tuple[object, object]:
     return name, arguments
 
 
-@settings(
-    max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
-@given(st.lists(_random_call() | _near_valid_call(), min_size=CALLS_PER_EXAMPLE, max_size=CALLS_PER_EXAMPLE))
-def test_random_calls_never_raise_and_failed_calls_change_nothing(calls: list[tuple[object, object]]) -> None:
+calls = st.lists(_random_call() | _near_valid_call(), min_size=CALLS_PER_EXAMPLE, max_size=CALLS_PER_EXAMPLE)
+
+
+def _names_the_fault(observation: str, name: object, arguments: object) -> bool:
+    """Whether an error observation names what it refuses: the tool, one of its parameters, an argument or
+    a value of the call, or the arguments as a whole."""
+    text = observation.lower()
+    spec = SPECS_BY_NAME.get(name) if isinstance(name, str) else None
+    mentioned = {"argument", "tool", str(name).lower(), *(p.name for p in (spec.params if spec else ()))}
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError):
+            arguments = json.loads(arguments)
+    if isinstance(arguments, dict):
+        mentioned |= {str(key).lower() for key in arguments}
+        values = [value for value in arguments.values() if isinstance(value, (str, int))]
+        mentioned |= {form.lower() for value in values for form in (str(value), repr(value))}
+    return any((word and word in text) or f"'{word}'" in text for word in mentioned)  # '' only quoted
+
+
+def check_calls(calls: list[tuple[object, object]]) -> None:
+    """Run ``calls`` on a fresh sandbox. Raises Crash (a call raised, or a tool failed inside), Unclear (an
+    error observation that names nothing of the call) or Wrong (a refused call changed the state, or the
+    outcome differs from replaying the successful calls alone)."""
     sandbox = BASE.copy()
     before = _exact_state(sandbox)
     succeeded = []
     for name, arguments in calls:
-        observation = sandbox.call(name, arguments)  # type: ignore[arg-type]
-        assert isinstance(observation, str) and observation
-        assert not observation.startswith("Error: internal"), observation
+        try:
+            observation = sandbox.call(name, arguments)  # type: ignore[arg-type]
+        except Exception as error:
+            raise Crash(f"{name}({arguments!r:.200}) raised {error!r}") from error
+        if not isinstance(observation, str) or not observation:
+            raise Wrong(f"{name}({arguments!r:.200}) returned {observation!r}")
+        if observation.startswith("Error: internal"):
+            raise Crash(f"{name}({arguments!r:.200}): {observation}")
         after = _exact_state(sandbox)
         if observation.startswith("Error:"):
-            assert after == before, (name, arguments, observation)
+            if after != before:
+                raise Wrong(f"{name}({arguments!r:.200}) was refused and changed the state: {observation}")
+            if not _names_the_fault(observation, name, arguments):
+                raise Unclear(f"{name}({arguments!r:.200}): {observation}")
         else:
             succeeded.append((name, arguments))
         before = after
@@ -170,7 +199,16 @@ def test_random_calls_never_raise_and_failed_calls_change_nothing(calls: list[tu
     replayed = BASE.copy()
     for name, arguments in succeeded:
         replayed.call(name, arguments)  # type: ignore[arg-type]
-    assert replayed.snapshot() == sandbox.snapshot()
+    if replayed.snapshot() != sandbox.snapshot():
+        raise Wrong(f"replaying the {len(succeeded)} successful calls gives another state")
+
+
+@settings(
+    max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(calls)
+def test_random_calls_never_raise_and_failed_calls_change_nothing(calls: list[tuple[object, object]]) -> None:
+    check_calls(calls)
 
 
 def test_the_fuzzed_base_is_unchanged() -> None:

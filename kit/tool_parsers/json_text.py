@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 DECODER = json.JSONDecoder()
 # JSON's own tokens, for telling a value that is still being written from one that never will decode.
@@ -15,10 +16,25 @@ _UNFINISHED_STRING = re.compile('"' + _STRING_BODY + r"(?:\\(?:u[0-9a-fA-F]{0,3}
 _WORD = re.compile(r"[-+.0-9A-Za-z]+")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")  # Python's json reads all six
+_OPEN_BRACKETS = re.compile(r"(?:\[[ \t\n\r]*)+")
 
 
 class BadCall(ValueError):
     """The output holds a tool call that cannot be parsed; the message says why."""
+
+
+class TooDeep(BadCall):
+    """JSON nested deeper than Python's json can read, whatever follows."""
+
+
+def past_too_deep(text: str, start: int) -> int:
+    """Where to look for JSON next after the value at ``start`` nested too deeply to read: past the ``[`` of
+    a run of them that each open a value nested too deeply as well (a run of ``[`` one character per level
+    would otherwise cost a failed decode of a thousand levels at every position)."""
+    run = _OPEN_BRACKETS.match(text, start)
+    opens = [start + i for i, char in enumerate(run.group()) if char == "["] if run else []
+    limit = sys.getrecursionlimit()
+    return opens[len(opens) - limit] if len(opens) > limit else start + 1
 
 
 def decode_error(error: Exception, start: int) -> str:
@@ -89,7 +105,7 @@ def json_value(text: str, pos: int) -> tuple[object, int] | None:
     try:
         return DECODER.raw_decode(text, pos)
     except RecursionError:
-        raise BadCall("invalid JSON (JSON nested too deeply)") from None  # and so is any continuation
+        raise TooDeep("invalid JSON (JSON nested too deeply)") from None  # and so is any continuation
     except ValueError as error:
         if unfinished_json(text, pos):
             return None

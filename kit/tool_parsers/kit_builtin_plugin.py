@@ -64,9 +64,11 @@ from vllm.tool_parsers import ToolParser, ToolParserManager
 
 from kit.tool_parsers.json_text import DECODER as _DECODER
 from kit.tool_parsers.json_text import BadCall as _BadCall
+from kit.tool_parsers.json_text import TooDeep as _TooDeep
 from kit.tool_parsers.json_text import decode_error as _decode_error
 from kit.tool_parsers.json_text import json_value as _json_value
 from kit.tool_parsers.json_text import partial_tag_at as _partial_tag_at
+from kit.tool_parsers.json_text import past_too_deep as _past_too_deep
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 _WHITESPACE = re.compile(r"\s*")
@@ -153,7 +155,7 @@ def _split_bare_json(text: str) -> tuple[list[ToolCall], str]:
         except (ValueError, RecursionError) as error:
             if _CALL_START.match(text, start):
                 raise _BadCall(f"invalid JSON in the call ({_decode_error(error, start)})") from None
-            scan = start + 1
+            scan = _past_too_deep(text, start) if isinstance(error, RecursionError) else start + 1
             continue
         found = _as_calls(value)
         if found is not None:
@@ -333,10 +335,10 @@ class JsonToolParser(_KitToolParser):
             start = match.start()
             try:
                 found = _json_value(text, start)
-            except _BadCall:
+            except _BadCall as error:
                 if _CALL_START.match(text, start):
                     return _Step(start, fault=True)
-                scan = start + 1
+                scan = _past_too_deep(text, start) if isinstance(error, _TooDeep) else start + 1
                 continue
             if found is None:
                 return _Step(start)
