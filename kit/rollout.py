@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kit.config import RolloutConfig
-from kit.generation.base import Generator, Sampling
+from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
 from kit.tool_parsers import ParseResult, ToolCallParser
 
 
@@ -129,17 +129,16 @@ def token_budget(episode: Episode, settings: RolloutSettings, max_model_len: int
     return budget
 
 
-def _check_logprobs(completions: list, generator: Generator) -> None:
-    for completion in completions:
-        if len(completion.logprobs) != len(completion.token_ids) or not all(
-            math.isfinite(lp) for lp in completion.logprobs
-        ):
-            raise RolloutError(
-                f"{type(generator).__name__} returned {len(completion.logprobs)} logprobs for "
-                f"{len(completion.token_ids)} sampled tokens, some missing or not finite. They would enter "
-                "TRL's importance-sampling ratio and the loss. A vLLM server must run with "
-                "`--logprobs-mode processed_logprobs --max-logprobs -1` (what `kit serve` passes)."
-            )
+def _check_logprobs(completion: Completion, generator: Generator) -> None:
+    if len(completion.logprobs) != len(completion.token_ids) or not all(
+        math.isfinite(lp) for lp in completion.logprobs
+    ):
+        raise RolloutError(
+            f"{type(generator).__name__} returned {len(completion.logprobs)} logprobs for "
+            f"{len(completion.token_ids)} sampled tokens, some missing or not finite. They would enter "
+            "TRL's importance-sampling ratio and the loss. A vLLM server must run with "
+            "`--logprobs-mode processed_logprobs --max-logprobs -1` (what `kit serve` passes)."
+        )
 
 
 def _observation_messages(
@@ -172,55 +171,56 @@ def run_episodes(
     new_sandbox: Callable[[Task], Sandbox],
     settings: RolloutSettings,
 ) -> list[Episode]:
-    """Run one episode per task, batching each turn's generation across the episodes still going."""
+    """Run one episode per task. An episode's next turn is requested as soon as its tool results are in
+    (continuous batching, where the generator supports it; else in rounds of the episodes still going)."""
     context = generator.max_model_len
     sandboxes = [new_sandbox(task) for task in tasks]
     episodes = [Episode(prompt_ids=encoder.prompt_ids(task)) for task in tasks]
     conversations = [list(task.messages) for task in tasks]
-    for turn in range(settings.max_turns):
-        last_turn = turn == settings.max_turns - 1
-        for episode in episodes:
-            if not episode.done and token_budget(episode, settings, context) < MIN_TURN_TOKENS:
-                episode.done = True
-        active = [i for i, ep in enumerate(episodes) if not ep.done]
-        if not active:
-            break
-        budgets = [token_budget(episodes[i], settings, context) for i in active]
-        prompts = [episodes[i].prompt_ids + episodes[i].completion_ids for i in active]
-        completions = generator.generate(prompts, budgets, sampling)
-        _check_logprobs(completions, generator)
-        for i, completion in zip(active, completions, strict=True):
-            episode, task = episodes[i], tasks[i]
-            episode.turns += 1
-            episode.completion_ids += completion.token_ids
-            episode.env_mask += [1] * len(completion.token_ids)
-            episode.logprobs += completion.logprobs
-            text = encoder.tokenizer.decode(completion.token_ids, skip_special_tokens=True)
-            episode.raw_completions.append(text)
-            assistant = {"role": "assistant", "content": text}
-            conversations[i].append(assistant)
-            episode.messages.append(assistant)
-            result = parser.parse(text, task.tools)
-            wants_tools = bool(result.tool_calls) or result.error is not None
-            if not completion.finished or not wants_tools:
-                episode.done = True
-                continue
-            tool_messages = _observation_messages(
-                result, sandboxes[i], episode, settings.max_tool_output_chars
-            )
-            episode.messages.extend(tool_messages)
-            if last_turn:
-                episode.done = True
-                continue
-            suffix = encoder.suffix_ids(conversations[i], task.tools, tool_messages)
-            conversations[i].extend(tool_messages)
-            # Stop when the tool results would leave no room for the model's next turn.
-            if token_budget(episode, settings, context) - len(suffix) < MIN_TURN_TOKENS:
-                episode.done = True
-                continue
-            episode.completion_ids += suffix
-            episode.env_mask += [0] * len(suffix)
-            episode.logprobs += [0.0] * len(suffix)
+
+    def next_request(i: int) -> Request | None:
+        episode = episodes[i]
+        budget = token_budget(episode, settings, context)
+        if episode.done or episode.turns >= settings.max_turns or budget < MIN_TURN_TOKENS:
+            episode.done = True
+            return None
+        return episode.prompt_ids + episode.completion_ids, budget
+
+    def on_completion(i: int, completion: Completion) -> Request | None:
+        _check_logprobs(completion, generator)
+        episode, task = episodes[i], tasks[i]
+        episode.turns += 1
+        episode.completion_ids += completion.token_ids
+        episode.env_mask += [1] * len(completion.token_ids)
+        episode.logprobs += completion.logprobs
+        text = encoder.tokenizer.decode(completion.token_ids, skip_special_tokens=True)
+        episode.raw_completions.append(text)
+        assistant = {"role": "assistant", "content": text}
+        conversations[i].append(assistant)
+        episode.messages.append(assistant)
+        result = parser.parse(text, task.tools)
+        wants_tools = bool(result.tool_calls) or result.error is not None
+        if not completion.finished or not wants_tools:
+            episode.done = True
+            return None
+        tool_messages = _observation_messages(result, sandboxes[i], episode, settings.max_tool_output_chars)
+        episode.messages.extend(tool_messages)
+        if episode.turns == settings.max_turns:
+            episode.done = True
+            return None
+        suffix = encoder.suffix_ids(conversations[i], task.tools, tool_messages)
+        conversations[i].extend(tool_messages)
+        # Stop when the tool results would leave no room for the model's next turn.
+        if token_budget(episode, settings, context) - len(suffix) < MIN_TURN_TOKENS:
+            episode.done = True
+            return None
+        episode.completion_ids += suffix
+        episode.env_mask += [0] * len(suffix)
+        episode.logprobs += [0.0] * len(suffix)
+        return next_request(i)
+
+    first = {i: request for i in range(len(tasks)) if (request := next_request(i)) is not None}
+    generate_conversations(generator, first, sampling, on_completion)
     return episodes
 
 

@@ -18,9 +18,9 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config import load_config
 from kit.environment import make_environment
-from kit.generation.base import Sampling
+from kit.generation.base import Sampling, generate_conversations
 from kit.generation.transformers_gen import TransformersGenerator
-from kit.generation.vllm_server import ServerError, VLLMServerClient
+from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator
 from kit.grpo_trainer import build_trainer
 from kit.models import load_policy, load_tokenizer
 from kit.net import free_port
@@ -110,6 +110,36 @@ def test_two_grpo_steps_sync_weights_to_the_server(server, demo_model_dir):
     trainer.model.eval()
     local = TransformersGenerator.for_model(trainer.model, tokenizer).generate([prompt], [8], greedy)[0]
     assert served[:8] == local.token_ids
+
+
+class _InRounds:
+    """The same server generator without `generate_continuously`: every round waits for its slowest turn."""
+
+    def __init__(self, inner: VLLMServerGenerator) -> None:
+        self.inner, self.max_model_len = inner, inner.max_model_len
+
+    def generate(self, prompts, max_tokens, sampling):
+        return self.inner.generate(prompts, max_tokens, sampling)
+
+
+@pytest.mark.parametrize("continuous", [True, False])
+def test_a_short_conversation_takes_its_next_turns_while_a_long_one_still_generates(server, continuous):
+    cfg = server["cfg"]
+    tokenizer = load_tokenizer(cfg.model, server["caller_dir"])
+    _, prompt = _task_prompt(cfg, tokenizer)
+    generator = VLLMServerGenerator(VLLMServerClient(server["server"].url, extra_body={"ignore_eos": True}))
+    answered: list[int] = []
+
+    def on_completion(key, completion):
+        answered.append(key)
+        assert len(completion.token_ids) == (4 if key == 0 else 160)
+        return (prompt + completion.token_ids, 4) if key == 0 and answered.count(0) < 3 else None
+
+    conversations = {0: (prompt, 4), 1: (prompt, 160)}
+    generate_conversations(
+        generator if continuous else _InRounds(generator), conversations, Sampling(), on_completion
+    )
+    assert answered == ([0, 0, 0, 1] if continuous else [0, 1, 0, 0])
 
 
 def test_killed_server_stops_training_with_a_clear_error_and_intact_checkpoint(server):

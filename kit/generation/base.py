@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -38,3 +39,34 @@ class Generator(Protocol):
     def generate(
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
     ) -> list[Completion]: ...
+
+
+Request = tuple[list[int], int]
+"""A prompt's token ids and the most tokens to sample after it."""
+
+OnCompletion = Callable[[int, Completion], "Request | None"]
+"""Called with a conversation's key and its completion; returns the conversation's next request, or None
+when it has ended."""
+
+
+def generate_conversations(
+    generator: Generator, first: dict[int, Request], sampling: Sampling, on_completion: OnCompletion
+) -> None:
+    """Run conversations of several requests each, starting with ``first`` (keyed by conversation).
+
+    A generator with ``generate_continuously`` sends a conversation's next request as soon as its last
+    one is answered, so a long turn of one conversation never holds up the others. Any other generator
+    goes in rounds: every conversation still going gets its next turn in one ``generate`` batch.
+    """
+    continuous = getattr(generator, "generate_continuously", None)
+    if continuous is not None:
+        continuous(first, sampling, on_completion)
+        return
+    pending = dict(first)
+    while pending:
+        keys = list(pending)
+        completions = generator.generate(
+            [pending[k][0] for k in keys], [pending[k][1] for k in keys], sampling
+        )
+        answered = zip(keys, completions, strict=True)
+        pending = {k: request for k, c in answered if (request := on_completion(k, c)) is not None}

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
 
-from kit.generation.base import Completion, Sampling
+from kit.generation.base import Completion, OnCompletion, Request, Sampling
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,8 @@ class VLLMServerClient:
 
 
 class VLLMServerGenerator:
-    """Generates through a vLLM server, one request per prompt, sent concurrently."""
+    """Generates through a vLLM server, one request per prompt, sent concurrently (the server batches
+    them continuously)."""
 
     def __init__(self, client: VLLMServerClient, concurrency: int = POOL_SIZE) -> None:
         self.client = client
@@ -205,3 +206,27 @@ class VLLMServerGenerator:
                 for p, m in zip(prompts, max_tokens, strict=True)
             ]
             return [f.result() for f in futures]
+
+    def generate_continuously(
+        self, first: dict[int, Request], sampling: Sampling, on_completion: OnCompletion
+    ) -> None:
+        """Send a conversation's next request as soon as its last one is answered (`on_completion` runs
+        in this thread, so sandboxes and the tokenizer are never shared across threads)."""
+        workers = max(1, min(self.concurrency, len(first)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: dict[Future[Completion], int] = {
+                pool.submit(self.client.complete, prompt, budget, sampling): key
+                for key, (prompt, budget) in first.items()
+            }
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        key = pending.pop(future)
+                        if (request := on_completion(key, future.result())) is not None:
+                            prompt, budget = request
+                            pending[pool.submit(self.client.complete, prompt, budget, sampling)] = key
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                raise
