@@ -160,6 +160,36 @@ def summarize(run: dict) -> dict:
     return {**run, "median_step_seconds": seconds, "median_seconds_per_1k_tokens": 1000 * seconds / tokens}
 
 
+def write_results(out: Path, runs: list[dict], args: argparse.Namespace, versions: dict) -> dict:
+    """Medians and spreads of the runs so far, written to `out` after every run (a run cut short by a
+    time limit keeps the ones before it)."""
+    result: dict = {
+        "versions": versions,
+        "steps_per_run": args.steps,
+        "overrides": args.overrides,
+        "runs": runs,
+    }
+    for variant in ("kit", "trl"):
+        mine = [r for r in runs if r["variant"] == variant]
+        if not mine:
+            continue
+        per_token = [r["median_seconds_per_1k_tokens"] for r in mine]
+        per_step = [r["median_step_seconds"] for r in mine]
+        result[variant] = {
+            "median_seconds_per_1k_tokens": statistics.median(per_token),
+            "spread_seconds_per_1k_tokens": [min(per_token), max(per_token)],
+            "median_step_seconds": statistics.median(per_step),
+            "spread_step_seconds": [min(per_step), max(per_step)],
+        }
+    if "kit" in result and "trl" in result:
+        result["ratio_kit_over_trl_per_1k_tokens"] = (
+            result["kit"]["median_seconds_per_1k_tokens"] / result["trl"]["median_seconds_per_1k_tokens"]
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -211,28 +241,16 @@ def main() -> None:
                 f"{last['turns_per_episode']:.2f} turns/episode",
                 flush=True,
             )
-    result = {"versions": versions(), "steps_per_run": args.steps, "overrides": args.overrides, "runs": runs}
+            result = write_results(Path(args.out), runs, args, versions())
     for variant in ("kit", "trl"):
-        mine = [r for r in runs if r["variant"] == variant]
-        per_token = [r["median_seconds_per_1k_tokens"] for r in mine]
-        per_step = [r["median_step_seconds"] for r in mine]
-        result[variant] = {
-            "median_seconds_per_1k_tokens": statistics.median(per_token),
-            "spread_seconds_per_1k_tokens": [min(per_token), max(per_token)],
-            "median_step_seconds": statistics.median(per_step),
-            "spread_step_seconds": [min(per_step), max(per_step)],
-        }
+        mine = result[variant]
+        step_low, step_high = mine["spread_step_seconds"]
+        token_low, token_high = mine["spread_seconds_per_1k_tokens"]
         print(
-            f"{variant}: {result[variant]['median_step_seconds']:.2f} s/step "
-            f"(runs {min(per_step):.2f}-{max(per_step):.2f}); "
-            f"{result[variant]['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens "
-            f"(runs {min(per_token):.3f}-{max(per_token):.3f})"
+            f"{variant}: {mine['median_step_seconds']:.2f} s/step (runs {step_low:.2f}-{step_high:.2f}); "
+            f"{mine['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens "
+            f"(runs {token_low:.3f}-{token_high:.3f})"
         )
-    result["ratio_kit_over_trl_per_1k_tokens"] = (
-        result["kit"]["median_seconds_per_1k_tokens"] / result["trl"]["median_seconds_per_1k_tokens"]
-    )
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"ratio kit/TRL, seconds per 1k sampled tokens (medians of {args.runs} runs each): "
           f"{result['ratio_kit_over_trl_per_1k_tokens']:.2f}")  # fmt: skip
 
