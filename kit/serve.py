@@ -69,7 +69,7 @@ def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key
     command += ["--middleware", _import_path(RequestCheckMiddleware)]
     if api_key:
         command += ["--middleware", _import_path(BearerKeyMiddleware)]
-    return command + [str(arg) for arg in serve.extra_args]  # YAML reads 8000000000 as a number
+    return command + [str(arg) for arg in serve.extra_args]
 
 
 def _import_path(cls: type) -> str:

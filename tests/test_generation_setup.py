@@ -131,6 +131,18 @@ def test_server_flags_follow_the_machine_and_leave_scale_out_off():
     assert '{"backend": "nccl"}' in gpu
 
 
+def test_extra_server_args_pass_numbers_as_written(demo_model_dir):
+    from kit.serve import server_command
+
+    cfg = load_config(
+        "cpu_demo", ["serve.extra_args=[--kv-cache-memory-bytes, 8000000000, --max-num-seqs, 64]"]
+    )
+    command = server_command(cfg, demo_model_dir, "127.0.0.1", 8000, None)
+    assert command[-4:] == ["--kv-cache-memory-bytes", "8000000000", "--max-num-seqs", "64"]
+    with pytest.raises(ConfigError, match="serve.extra_args"):
+        load_config("cpu_demo", ["serve.extra_args=[--enforce-eager, {a: 1}]"])
+
+
 def test_the_ipc_receiver_is_importable_by_the_server():
     import importlib
 

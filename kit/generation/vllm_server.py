@@ -199,13 +199,14 @@ class VLLMServerGenerator:
     def generate(
         self, prompts: list[list[int]], max_tokens: list[int], sampling: Sampling
     ) -> list[Completion]:
-        workers = max(1, min(self.concurrency, len(prompts)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [
-                pool.submit(self.client.complete, p, m, sampling)
-                for p, m in zip(prompts, max_tokens, strict=True)
-            ]
-            return [f.result() for f in futures]
+        completions: dict[int, Completion] = {}
+
+        def keep(key: int, completion: Completion) -> None:
+            completions[key] = completion
+
+        requests = dict(enumerate(zip(prompts, max_tokens, strict=True)))
+        self.generate_continuously(requests, sampling, keep)
+        return [completions[key] for key in range(len(prompts))]
 
     def generate_continuously(
         self, first: dict[int, Request], sampling: Sampling, on_completion: OnCompletion
