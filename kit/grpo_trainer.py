@@ -25,7 +25,7 @@ from kit.environment import TaskEnvironment
 from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
-from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
+from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.generation.weight_sync import ServerWeightSync, server_sync
 from kit.models import mixed_precision_args
 from kit.rollout import Episode, Rollouts, Task
@@ -214,14 +214,7 @@ def _generator_for(
         from kit.generation.colocate import VLLMColocateGenerator
 
         return VLLMColocateGenerator(trainer.vllm_generation.llm)
-    client = VLLMServerClient(
-        cfg.generation.server_url,
-        cfg.generation.api_key,
-        cfg.generation.request_timeout,
-        log_file=run.server_log,
-    )
-    if not client.is_healthy():
-        client.wait_until_healthy(cfg.generation.server_timeout)
+    client = connect_to_server(cfg.generation, run.server_log)
     log.info("generation: %s", setup.describe())
     if setup.sync == "nccl":
         trainer.guard_trl_server_sync(client)

@@ -157,16 +157,13 @@ class TrainingJob:
         """In server mode with a kit sync (reload, ipc): the server, after pushing the current policy to
         it, so evaluation runs at the server's speed. None: evaluate with the local model."""
         from kit.generation.setup import resolve_generation
-        from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
+        from kit.generation.vllm_server import VLLMServerGenerator, connect_to_server
         from kit.generation.weight_sync import server_sync
 
-        gen = self.cfg.generation
         setup = resolve_generation(self.cfg)
         if setup.mode != "server" or setup.sync not in ("reload", "ipc"):
             return None
-        client = VLLMServerClient(
-            gen.server_url, gen.api_key, gen.request_timeout, log_file=self.run.server_log
-        )
+        client = connect_to_server(self.cfg.generation, self.run.server_log)
         server_sync(setup.sync, self.model, None, client, self.run.path / "weights_sync").sync_weights()
         return VLLMServerGenerator(client)
 

@@ -20,7 +20,7 @@ from kit.config import load_config
 from kit.environment import make_environment
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.transformers_gen import TransformersGenerator
-from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator
+from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.grpo_trainer import build_trainer
 from kit.models import load_policy, load_tokenizer
 from kit.net import free_port
@@ -168,3 +168,20 @@ def test_killed_server_stops_training_with_a_clear_error_and_intact_checkpoint(s
     assert cfg.generation.server_url in str(failure.value)  # names the server that went away
     reloaded = load_policy(cfg.model, str(run.checkpoints / "checkpoint-1"))
     assert sum(p.numel() for p in reloaded.parameters()) == sum(p.numel() for p in model.parameters())
+
+
+def test_a_missing_server_is_waited_for_within_the_timeout_and_named_with_the_fix(tmp_path):
+    cfg = load_config(
+        "cpu_demo",
+        [
+            "generation.mode=server",
+            f"generation.server_url=http://127.0.0.1:{free_port()}",  # nothing listens there
+            "generation.server_timeout=3.0",
+            f"run.output_dir={tmp_path}",
+        ],
+    )
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="not healthy after 3 s") as failure:
+        connect_to_server(cfg.generation)
+    assert time.monotonic() - started < 20
+    assert "kit serve" in str(failure.value) and "generation.start_server=true" in str(failure.value)

@@ -184,6 +184,35 @@ class VLLMServerClient:
         )
 
 
+def connect_to_server(generation, log_file: Path | None = None) -> VLLMServerClient:
+    """A client for the server `generation` (a recipe's `generation` section) names, once it is healthy.
+
+    A server that is not up yet is waited for, with a message saying so, for `server_timeout` seconds at
+    most; then the error says how to start one.
+    """
+    client = VLLMServerClient(
+        generation.server_url, generation.api_key, generation.request_timeout, log_file=log_file
+    )
+    if client.is_healthy():
+        return client
+    how = (
+        "Start one with `kit serve --config <your recipe>` (same overrides) in another terminal, point "
+        "generation.server_url at a running one, or set generation.start_server=true to let the job "
+        "start it."
+    )
+    log.warning(
+        "No vLLM server answers at %s yet; waiting up to %.0f s (generation.server_timeout). %s",
+        client.base_url,
+        generation.server_timeout,
+        how,
+    )
+    try:
+        client.wait_until_healthy(generation.server_timeout)
+    except ServerError as err:
+        raise ServerError(f"{err}\n{how}") from err
+    return client
+
+
 class VLLMServerGenerator:
     """Generates through a vLLM server, one request per prompt, sent concurrently (the server batches
     them continuously)."""
