@@ -308,9 +308,14 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
         steps = "set by the dataset size (not counted)"
     plan.add("steps", steps)
     lr = values.get("learning_rate", grpo.learning_rate if grpo else None)
+    from kit.models import mixed_precision_args
+
+    # What the trainer will use on this machine: the recipe's bf16 if it sets one, else the kit's choice.
+    bf16 = {**mixed_precision_args(), **values}.get("bf16", False)
     plan.add(
         "optimizer",
-        f"lr {lr}; beta {values.get('beta', grpo.beta if grpo else '?')}; bf16 {values.get('bf16', False)}; "
+        f"lr {lr}; beta {values.get('beta', grpo.beta if grpo else '?')}; "
+        f"compute {'bf16 autocast' if bf16 else 'float32'} on this machine; "
         f"gradient checkpointing {values.get('gradient_checkpointing', False)}",
     )
     sft = cfg.sft

@@ -418,6 +418,16 @@ def test_dry_run_reports_problems_with_exit_2(cli, overrides, message):
     assert message in done.stdout
 
 
+def test_dry_run_states_the_precision_this_machine_will_train_in(cli):
+    from kit.models import mixed_precision_args
+
+    expected = "bf16 autocast" if mixed_precision_args()["bf16"] else "float32"
+    done = cli("train", "--config", "cpu_demo", "--dry-run")
+    assert f"compute {expected} on this machine" in done.stdout
+    forced = cli("train", "--config", "cpu_demo", "grpo.bf16=false", "--dry-run")
+    assert "compute float32 on this machine" in forced.stdout
+
+
 def test_dry_run_checks_the_tool_parser_name(cli):
     done = cli("train", "--config", "cpu_demo", "rollout.tool_parser=nemotron_toolcall", "--dry-run")
     assert done.returncode == 2 and "not registered" in done.stdout
