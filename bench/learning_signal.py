@@ -33,24 +33,21 @@ def learnable_tasks(job, count: int, samples: int = 8) -> list:
     from kit.generation.base import Sampling
     from kit.generation.transformers_gen import TransformersGenerator
     from kit.rollout import Rollouts
+    from kit.task_selection import mixed_outcome_tasks
 
-    generator = job.served_generator() or TransformersGenerator.for_model(job.model, job.tokenizer)
-    rollouts = Rollouts(job.cfg.rollout, job.tokenizer, job.env.new_sandbox)
-    sampling = Sampling(temperature=job.cfg.grpo.get("temperature", 1.0))
-    tokens = job.cfg.grpo.get("max_completion_length", 256)
-    chosen, start = [], 0
-    while len(chosen) < count and start < len(job.train_tasks):
-        batch = job.train_tasks[start : start + 4 * count]
-        episodes = rollouts.run([t for t in batch for _ in range(samples)], generator, sampling, tokens)
-        for i, task in enumerate(batch):
-            calls = [e.tool_calls for e in episodes[i * samples : (i + 1) * samples]]
-            successes = sum(job.env.outcome(task, c) >= 1.0 for c in calls)
-            if 0 < successes < samples and len(chosen) < count:
-                chosen.append(task)
-        start += len(batch)
-    if not chosen:
+    chosen = mixed_outcome_tasks(
+        job.train_tasks,
+        Rollouts(job.cfg.rollout, job.tokenizer, job.env.new_sandbox),
+        job.served_generator() or TransformersGenerator.for_model(job.model, job.tokenizer),
+        Sampling(temperature=job.cfg.grpo.get("temperature", 1.0)),
+        job.cfg.grpo.get("max_completion_length", 256),
+        job.env.outcome,
+        samples,
+        want=count,
+    )
+    if not chosen.tasks:
         raise SystemExit("no training task has mixed outcomes under the starting policy: nothing to learn")
-    return chosen
+    return chosen.tasks
 
 
 def main() -> None:

@@ -121,6 +121,15 @@ class SFTWarmupConfig:
 
 
 @dataclass
+class TaskSelectionConfig:
+    """Which training tasks GRPO sees (kit.task_selection): after the warm-up, sample `samples` episodes of
+    each of the first `probe_tasks` training tasks and keep those whose rewards differ. 0: every task."""
+
+    probe_tasks: int = 0
+    samples: int = 4
+
+
+@dataclass
 class RunConfig:
     """Where the run folder goes and what is measured around training."""
 
@@ -144,6 +153,7 @@ class KitConfig:
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     sft: SFTWarmupConfig = field(default_factory=SFTWarmupConfig)
+    task_selection: TaskSelectionConfig = field(default_factory=TaskSelectionConfig)
     run: RunConfig = field(default_factory=RunConfig)
     grpo: dict[str, Any] = field(default_factory=dict)
     recipe: str | None = None
@@ -254,6 +264,7 @@ SECTIONS = {
     "generation": GenerationConfig,
     "serve": ServeConfig,
     "sft": SFTWarmupConfig,
+    "task_selection": TaskSelectionConfig,
     "run": RunConfig,
 }
 
@@ -284,6 +295,12 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
     grpo = {} if data.get("grpo") is None else data["grpo"]
     _check_trl_keys("grpo", grpo, "GRPOConfig")
     _check_trl_keys("sft.args", sections["sft"].args, "SFTConfig")
+    selection = sections["task_selection"]
+    if selection.probe_tasks < 0 or (selection.probe_tasks and selection.samples < 2):
+        raise ConfigError(
+            f"task_selection has probe_tasks {selection.probe_tasks} and samples {selection.samples}: "
+            "probe_tasks must be 0 (off) or more, and samples at least 2 (outcomes can only differ among 2+)."
+        )
     return KitConfig(**sections, grpo=dict(grpo), recipe=recipe)
 
 

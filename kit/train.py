@@ -31,7 +31,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from kit.config import KitConfig, save_config
+from kit.config import ConfigError, KitConfig, save_config
 from kit.environment import make_environment
 from kit.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.models import load_policy, load_tokenizer, resolve_model
@@ -42,7 +42,7 @@ from kit.versions import versions
 log = logging.getLogger(__name__)
 
 # Stages that finish before the first GRPO checkpoint, so a resumed job skips them: their `seconds` keys.
-BEFORE_GRPO = ("base_eval", "sft", "after_sft_eval")
+BEFORE_GRPO = ("base_eval", "sft", "after_sft_eval", "task_selection")
 
 
 class TrainingJob:
@@ -52,6 +52,11 @@ class TrainingJob:
         from transformers import set_seed
 
         self.started = time.perf_counter()
+        if cfg.task_selection.probe_tasks and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            raise ConfigError(
+                "task_selection probes tasks in one trainer process; with several, each would keep its own "
+                "tasks. Set task_selection.probe_tasks=0 or launch one process."
+            )
         set_seed(cfg.run.seed)
         self.run = run or RunFolder(cfg.run.output_dir)
         self.resumed_from = prepare_resume(cfg, self.run) if cfg.run.resume else None
@@ -98,7 +103,7 @@ class TrainingJob:
         """Carry the results of the stages before GRPO (and the generation setup, which GRPO rewrites) over
         from the killed run's summary.json."""
         earlier = self.run.read_summary()
-        for stage in ("base", "after_sft", "generation", "generation_mode"):
+        for stage in ("base", "after_sft", "task_selection", "generation", "generation_mode"):
             if stage in earlier:
                 self.summary[stage] = earlier[stage]
         seconds = earlier.get("seconds", {})
@@ -176,6 +181,46 @@ class TrainingJob:
         started = time.perf_counter()
         self.model = sft_warmup(self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run)
         self._timed("sft", started)
+
+    def select_tasks(self) -> None:
+        """Keep the training tasks whose sampled episodes mix outcomes (`task_selection`); GRPO trains on
+        those. A resumed job keeps the killed run's choice, so TRL resumes on the same dataset."""
+        from kit.generation.base import Sampling
+        from kit.generation.transformers_gen import TransformersGenerator
+        from kit.rollout import Rollouts
+        from kit.task_selection import mixed_outcome_tasks
+
+        selection = self.cfg.task_selection
+        if not selection.probe_tasks:
+            return
+        if self._skipped_on_resume("task_selection"):
+            kept = set(self.summary.get("task_selection", {}).get("kept_ids", []))
+            self.train_tasks = [task for task in self.train_tasks if task.info.get("id") in kept]
+            return
+        started = time.perf_counter()
+        # Colocate mode has no vLLM yet (TRL starts it with the trainer): the policy's own generate probes.
+        generator = self.served_generator() or TransformersGenerator.for_model(self.model, self.tokenizer)
+        grpo = self.cfg.grpo
+        chosen = mixed_outcome_tasks(
+            self.train_tasks[: selection.probe_tasks],
+            Rollouts(self.cfg.rollout, self.tokenizer, self.env.new_sandbox),
+            generator,
+            Sampling(grpo.get("temperature", 1.0), grpo.get("top_p", 1.0)),
+            int(grpo.get("max_completion_length", 256)),
+            self.env.outcome,
+            selection.samples,
+        )
+        if not chosen.tasks:
+            raise RuntimeError(
+                f"No probed training task mixed outcomes ({selection.samples} episodes each of "
+                f"{selection.probe_tasks}): GRPO would have nothing to learn from. Probe more tasks "
+                "(task_selection.probe_tasks), or warm up more or less (sft.num_examples)."
+            )
+        self.train_tasks = chosen.tasks
+        r = self.summary["task_selection"] = chosen.report()
+        seconds = self._timed("task_selection", started)
+        log.info("task selection: %d of %d probed tasks mix outcomes (%d always solved, %d never; %.0f s)",
+                 r["kept"], r["probed"], r["always_solved"], r["never_solved"], seconds)  # fmt: skip
 
     def grpo(self, callbacks: Sequence[Any] = ()):
         """GRPO with TRL's GRPOTrainer (from the checkpoint when resuming); saves the trained policy to the
@@ -265,6 +310,7 @@ def train(cfg: KitConfig) -> dict[str, Any]:
         if cfg.sft.enabled:
             job.sft()
             job.evaluate("after_sft")
+        job.select_tasks()
         job.grpo()
         job.evaluate("after_grpo")
         summary = job.finish()

@@ -1,0 +1,65 @@
+"""Task selection: GRPO trains only on probed tasks whose sampled episodes mix outcomes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tool_models import TASK_OVERRIDES, tool_caller
+
+from kit.config import ConfigError, load_config
+from kit.train import TrainingJob
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [["task_selection.probe_tasks=-1"], ["task_selection.probe_tasks=8", "task_selection.samples=1"]],
+)
+def test_settings_that_cannot_select_are_refused(overrides):
+    with pytest.raises(ConfigError, match="task_selection has probe_tasks"):
+        load_config("cpu_demo", overrides)
+
+
+def test_several_trainer_processes_are_refused_before_any_work(monkeypatch, tmp_path):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    cfg = load_config("cpu_demo", ["task_selection.probe_tasks=8", f"run.output_dir={tmp_path}"])
+    with pytest.raises(ConfigError, match="one trainer process"):
+        TrainingJob(cfg)
+
+
+def test_grpo_trains_on_the_probed_tasks_with_mixed_outcomes(demo_model_dir, tmp_path):
+    cfg = load_config(
+        "cpu_demo",
+        [
+            *TASK_OVERRIDES,
+            f"model.name_or_path={tool_caller(demo_model_dir)}",
+            "generation.mode=transformers",
+            "sft.enabled=false",
+            "run.eval_tasks=0",
+            f"run.output_dir={tmp_path}",
+            "task_selection.probe_tasks=12",
+            "task_selection.samples=4",
+            "rollout.max_turns=2",
+            "grpo.max_completion_length=96",
+            "grpo.num_generations=4",
+            "grpo.per_device_train_batch_size=8",
+            "grpo.gradient_accumulation_steps=1",
+            "grpo.max_steps=1",
+            "grpo.save_strategy='no'",
+        ],
+    )
+    job = TrainingJob(cfg)
+    probed = job.train_tasks[:12]
+    job.select_tasks()
+    report = job.summary["task_selection"]
+    # The tool caller solves some of these tasks some of the time: some mixed, some not.
+    assert 0 < report["kept"] < report["probed"] == 12
+    # With 0/1 rewards a probed task is exactly one of: kept (mixed), always solved, never solved.
+    assert report["kept"] + report["always_solved"] + report["never_solved"] == 12
+    assert [t.info["id"] for t in job.train_tasks] == report["kept_ids"]
+    assert set(report["kept_ids"]) <= {t.info["id"] for t in probed}
+    assert json.loads((tmp_path / "summary.json").read_text())["task_selection"] == report
+
+    job.grpo()
+    trained = {json.loads(line)["task"]["id"] for line in (tmp_path / "trajectories.jsonl").open()}
+    assert trained <= set(report["kept_ids"])
