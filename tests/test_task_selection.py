@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 
 import pytest
 from tool_models import TASK_OVERRIDES, tool_caller
@@ -27,7 +29,9 @@ def test_several_trainer_processes_are_refused_before_any_work(monkeypatch, tmp_
         TrainingJob(cfg)
 
 
-def test_grpo_trains_on_the_probed_tasks_with_mixed_outcomes(demo_model_dir, tmp_path):
+def test_grpo_trains_on_the_probed_tasks_with_mixed_outcomes_and_a_resume_keeps_them(
+    demo_model_dir, tmp_path, caplog
+):
     cfg = load_config(
         "cpu_demo",
         [
@@ -45,7 +49,8 @@ def test_grpo_trains_on_the_probed_tasks_with_mixed_outcomes(demo_model_dir, tmp
             "grpo.per_device_train_batch_size=8",
             "grpo.gradient_accumulation_steps=1",
             "grpo.max_steps=1",
-            "grpo.save_strategy='no'",
+            "grpo.save_strategy=steps",
+            "grpo.save_steps=1",
         ],
     )
     job = TrainingJob(cfg)
@@ -63,3 +68,11 @@ def test_grpo_trains_on_the_probed_tasks_with_mixed_outcomes(demo_model_dir, tmp
     job.grpo()
     trained = {json.loads(line)["task"]["id"] for line in (tmp_path / "trajectories.jsonl").open()}
     assert trained <= set(report["kept_ids"])
+
+    # A resumed job trains on the same tasks (TRL's sampler resumes on the same dataset), without probing.
+    resumed = TrainingJob(dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, resume=True)))
+    with caplog.at_level(logging.INFO, logger="kit.train"):
+        resumed.select_tasks()
+    assert [t.info["id"] for t in resumed.train_tasks] == report["kept_ids"]
+    assert "resume: task_selection ran before checkpoint-1" in caplog.text
+    assert resumed.summary["task_selection"] == report
