@@ -72,6 +72,8 @@ def _params(budget: int, sampling: Sampling):
         top_k=sampling.top_k if sampling.top_k > 0 else -1,
         repetition_penalty=sampling.repetition_penalty,
         logprobs=0,
+        # The rollout decodes the sampled ids itself; vLLM's per-step incremental detokenizing is wasted work.
+        detokenize=False,
     )
 
 
