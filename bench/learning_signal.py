@@ -31,14 +31,13 @@ GOAL = 0.9
 def learnable_tasks(job, count: int, samples: int = 8) -> list:
     """The first `count` training tasks whose `samples` sampled episodes mix successes and failures."""
     from kit.generation.base import Sampling
-    from kit.generation.transformers_gen import TransformersGenerator
     from kit.rollout import Rollouts
     from kit.task_selection import mixed_outcome_tasks
 
     chosen = mixed_outcome_tasks(
         job.train_tasks,
         Rollouts(job.cfg.rollout, job.tokenizer, job.env.new_sandbox),
-        job.served_generator() or TransformersGenerator.for_model(job.model, job.tokenizer),
+        job.probe_generator(),
         Sampling(temperature=job.cfg.grpo.get("temperature", 1.0)),
         job.cfg.grpo.get("max_completion_length", 256),
         job.env.outcome,

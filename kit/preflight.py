@@ -31,7 +31,7 @@ from kit.device import gpu_available
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.paths import resolve_path
 from kit.resume import check_resume
-from kit.run_folder import RunFolder
+from kit.run_folder import RunFolder, process_count
 
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -258,9 +258,7 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
     """Check `cfg` and describe the run for `num_processes` trainer processes (default: $KIT_NUM_PROCESSES,
     else $WORLD_SIZE, else 1)."""
     plan = Plan()
-    num_processes = num_processes or int(
-        os.environ.get("KIT_NUM_PROCESSES") or os.environ.get("WORLD_SIZE") or 1
-    )
+    num_processes = num_processes or int(os.environ.get("KIT_NUM_PROCESSES") or process_count())
     if on_gpu is None:
         on_gpu = gpu_available() or cfg.generation.mode == "colocate"
     setup = resolve_generation(cfg, on_gpu=on_gpu, num_processes=num_processes)

@@ -208,6 +208,11 @@ def process_rank() -> int:
     return int(os.environ.get("RANK", "0"))
 
 
+def process_count() -> int:
+    """How many trainer processes this launch runs (1 outside a distributed launch)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file and a rename: readers and a kill mid-write see the
     old content or the new, never a part."""

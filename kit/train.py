@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import logging
-import os
 import statistics
 import time
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ from kit.environment import make_environment
 from kit.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.models import load_policy, load_tokenizer, resolve_model
 from kit.resume import grpo_finished, prepare_resume, start_fresh
-from kit.run_folder import RunFolder, process_rank
+from kit.run_folder import RunFolder, process_count, process_rank
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
@@ -52,7 +51,7 @@ class TrainingJob:
         from transformers import set_seed
 
         self.started = time.perf_counter()
-        if cfg.task_selection.probe_tasks and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        if cfg.task_selection.probe_tasks and process_count() > 1:
             raise ConfigError(
                 "task_selection probes tasks in one trainer process; with several, each would keep its own "
                 "tasks. Set task_selection.probe_tasks=0 or launch one process."
@@ -172,6 +171,13 @@ class TrainingJob:
         server_sync(setup.sync, self.model, None, client, self.run.path / "weights_sync").sync_weights()
         return VLLMServerGenerator(client)
 
+    def probe_generator(self):
+        """What samples episodes outside GRPO's rollouts (task probes): the server when there is one, else
+        the policy's own generate (colocate mode has no vLLM yet: TRL starts it with the trainer)."""
+        from kit.generation.transformers_gen import TransformersGenerator
+
+        return self.served_generator() or TransformersGenerator.for_model(self.model, self.tokenizer)
+
     def sft(self) -> None:
         """The SFT warm-up on demonstrations from the ground truth (`sft` section)."""
         from kit.sft import sft_warmup
@@ -186,7 +192,6 @@ class TrainingJob:
         """Keep the training tasks whose sampled episodes mix outcomes (`task_selection`); GRPO trains on
         those. A resumed job keeps the killed run's choice, so TRL resumes on the same dataset."""
         from kit.generation.base import Sampling
-        from kit.generation.transformers_gen import TransformersGenerator
         from kit.rollout import Rollouts
         from kit.task_selection import mixed_outcome_tasks
 
@@ -198,8 +203,7 @@ class TrainingJob:
             self.train_tasks = [task for task in self.train_tasks if task.info.get("id") in kept]
             return
         started = time.perf_counter()
-        # Colocate mode has no vLLM yet (TRL starts it with the trainer): the policy's own generate probes.
-        generator = self.served_generator() or TransformersGenerator.for_model(self.model, self.tokenizer)
+        generator = self.probe_generator()
         grpo = self.cfg.grpo
         chosen = mixed_outcome_tasks(
             self.train_tasks[: selection.probe_tasks],
@@ -293,7 +297,7 @@ class HeldOutCurve(TrainerCallback):
     def __init__(self, job: TrainingJob, every: int) -> None:
         self.job = job
         self.every = every
-        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        if process_count() > 1:
             log.warning("run.eval_every is for one trainer process; the held-out curve is left out")
             self.every = 0
 
