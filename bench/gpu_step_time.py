@@ -16,7 +16,8 @@ what the kit's wrapping costs by itself).
 
 Step time is the wall time between consecutive optimizer steps, the first step (vLLM warm-up) left
 out. Each step is split into generation (the kit's whole `rollout_func`, tool calls included; TRL's
-`vllm_generation.generate`) and the rest (rewards, logprobs, loss, backward, optimizer). Multi-turn
+`vllm_generation.generate`), scoring (rewards and the old policy's logprobs) and training (loss,
+backward, optimizer), with the width TRL pads each batch's completions to. Multi-turn
 episodes sample more tokens per step than single-turn ones, so the ratio compares seconds per 1000
 sampled tokens (medians over runs); the last line prints it. `--runs 0` only makes the SFT model.
 """
@@ -50,27 +51,28 @@ VARIANT_OVERRIDES = {"kit": [], "trl": [], "kit-1turn": ["rollout.max_turns=1"]}
 
 
 class StepTimer(TrainerCallback):
-    """Wall-clock time at the end of every optimizer step, and the generation time inside each."""
+    """Wall-clock time at the end of every optimizer step, and the time spent inside timed parts of each."""
 
     def __init__(self) -> None:
         self.ends: list[float] = []
-        self.generation: list[float] = [0.0]
+        self.parts: dict[str, list[float]] = {"generation": [0.0], "batch": [0.0]}
 
-    def timed(self, generate):
-        """`generate`, its wall time added to the current step's generation time."""
+    def timed(self, part: str, function):
+        """`function`, its wall time added to the current step's time in `part`."""
 
-        def timed_generate(*args, **kwargs):
+        def timed_function(*args, **kwargs):
             started = time.perf_counter()
             try:
-                return generate(*args, **kwargs)
+                return function(*args, **kwargs)
             finally:
-                self.generation[-1] += time.perf_counter() - started
+                self.parts[part][-1] += time.perf_counter() - started
 
-        return timed_generate
+        return timed_function
 
     def on_step_end(self, args, state, control, **kwargs):
         self.ends.append(time.perf_counter())
-        self.generation.append(0.0)
+        for times in self.parts.values():
+            times.append(0.0)
 
 
 def _config(model_dir: str, steps: int, output_dir: str, extra: list[str]):
@@ -133,7 +135,7 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
         timer = StepTimer()
         if variant.startswith("kit"):
             trainer = build_trainer(cfg, model, tokenizer, env, tasks, run)
-            trainer.rollout_func = timer.timed(trainer.rollout_func)
+            trainer.rollout_func = timer.timed("generation", trainer.rollout_func)
         else:
             parser = load_parser(cfg.rollout.tool_parser, tokenizer=tokenizer)
             encoder = ToolMessageEncoder(tokenizer)
@@ -159,9 +161,13 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
                 processing_class=tokenizer,
             )
             if trainer.use_vllm:
-                trainer.vllm_generation.generate = timer.timed(trainer.vllm_generation.generate)
+                trainer.vllm_generation.generate = timer.timed("generation", trainer.vllm_generation.generate)
             else:  # transformers mode: no vLLM, and no weight sync inside either
-                trainer._generate_single_turn = timer.timed(trainer._generate_single_turn)
+                trainer._generate_single_turn = timer.timed("generation", trainer._generate_single_turn)
+        # Generation, rewards and the old-policy logprobs of a whole batch: the rest of a step is the loss,
+        # its backward pass and the optimizer.
+        prepare = trainer._generate_and_score_completions
+        trainer._generate_and_score_completions = timer.timed("batch", prepare)
         trainer.add_callback(timer)
         trainer.train()
         logs = [entry for entry in trainer.state.log_history if "loss" in entry]
@@ -179,7 +185,10 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
     return {
         "variant": variant,
         "step_seconds": step_seconds,
-        "generation_seconds": timer.generation[1 : len(timer.ends)],
+        "generation_seconds": timer.parts["generation"][1 : len(timer.ends)],
+        "batch_seconds": timer.parts["batch"][1 : len(timer.ends)],
+        # TRL pads every completion of a batch to its longest: the loss computes over that width.
+        "padded_completion_width": [entry["completions/max_length"] for entry in logs][1:],
         "sampled_tokens_per_step": tokens[1:],
         "sequence_tokens_per_step": [b - a for a, b in zip(seen, seen[1:], strict=False)],
         "turns_per_episode": turns,
@@ -194,6 +203,13 @@ def summarize(run: dict) -> dict:
         **run,
         "median_step_seconds": seconds,
         "median_generation_seconds": statistics.median(run["generation_seconds"]),
+        "median_scoring_seconds": statistics.median(
+            b - g for b, g in zip(run["batch_seconds"], run["generation_seconds"], strict=True)
+        ),
+        "median_training_seconds": statistics.median(
+            s - b for s, b in zip(run["step_seconds"], run["batch_seconds"], strict=True)
+        ),
+        "median_padded_completion_width": statistics.median(run["padded_completion_width"]),
         "median_seconds_per_1k_tokens": 1000 * seconds / tokens,
         "median_sequence_tokens_per_step": statistics.median(run["sequence_tokens_per_step"]),
     }
@@ -224,6 +240,11 @@ def write_results(out: Path, runs: list[dict], args: argparse.Namespace, version
             "median_generation_seconds": statistics.median(generation),
             "median_other_seconds": statistics.median(
                 r["median_step_seconds"] - r["median_generation_seconds"] for r in mine
+            ),
+            "median_scoring_seconds": statistics.median(r["median_scoring_seconds"] for r in mine),
+            "median_training_seconds": statistics.median(r["median_training_seconds"] for r in mine),
+            "median_padded_completion_width": statistics.median(
+                r["median_padded_completion_width"] for r in mine
             ),
             "median_sampled_tokens_per_step": statistics.median(
                 statistics.median(r["sampled_tokens_per_step"]) for r in mine
@@ -315,10 +336,13 @@ def main() -> None:
         token_low, token_high = mine["spread_seconds_per_1k_tokens"]
         print(
             f"{variant}: {mine['median_step_seconds']:.2f} s/step (runs {step_low:.2f}-{step_high:.2f}) = "
-            f"generation {mine['median_generation_seconds']:.2f} + rest {mine['median_other_seconds']:.2f}; "
+            f"generation {mine['median_generation_seconds']:.2f} + rest {mine['median_other_seconds']:.2f} "
+            f"(scoring {mine['median_scoring_seconds']:.2f}, "
+            f"training {mine['median_training_seconds']:.2f}); "
             f"{mine['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens "
             f"(runs {token_low:.3f}-{token_high:.3f}); "
-            f"{mine['median_sequence_tokens_per_step']:.0f} prompt+completion tokens/step"
+            f"{mine['median_sequence_tokens_per_step']:.0f} prompt+completion tokens/step, "
+            f"completions padded to {mine['median_padded_completion_width']:.0f}"
         )
     if "ratio_kit_1turn_over_trl_per_step" in result:
         print(f"ratio kit-1turn/TRL, seconds per step, the same single-turn work: "
