@@ -242,6 +242,39 @@ def test_non_finite_logprobs_never_reach_the_trainer(rollout_parts):
 # ---------------------------------------------------------------- the dry-run's length check
 
 
+def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_model_dir):
+    """TRL's importance-sampling ratio compares these with the trainer's: each must be the sampled token's."""
+    import torch
+
+    from kit.generation.base import Sampling
+    from kit.generation.transformers_gen import TransformersGenerator
+    from kit.models import load_policy, load_tokenizer
+
+    cfg = load_config("cpu_demo", [f"model.name_or_path={demo_model_dir}"])
+    tokenizer = load_tokenizer(cfg.model, demo_model_dir)
+    # float64: generation then runs on the model as it is, and both sides agree to rounding.
+    model = load_policy(cfg.model, demo_model_dir).to(torch.float64)
+    questions = ["Name a colour.", "What is 2 + 2?", "Write a haiku about rain."]
+    prompts = [
+        list(
+            tokenizer.apply_chat_template(
+                [{"role": "user", "content": q}], add_generation_prompt=True, return_dict=False
+            )
+        )
+        for q in questions
+    ]
+    completions = TransformersGenerator.for_model(model, tokenizer).generate(
+        prompts, [12, 5, 9], Sampling(temperature=1.0)
+    )
+    for prompt, completion in zip(prompts, completions, strict=True):
+        assert len(completion.logprobs) == len(completion.token_ids) > 0
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + completion.token_ids])).logits
+        sampled = torch.tensor(completion.token_ids)[:, None]
+        own = logits[0, len(prompt) - 1 : -1].float().log_softmax(-1).gather(-1, sampled).squeeze(-1)
+        assert torch.allclose(torch.tensor(completion.logprobs, dtype=own.dtype), own, atol=1e-5)
+
+
 def test_dry_run_refuses_a_prompt_that_cannot_fit(cli, demo_model_dir):
     done = cli("train", "--config", "cpu_demo", "generation.mode=server", "serve.max_model_len=600",
                "grpo.max_completion_length=300", "--dry-run")  # fmt: skip

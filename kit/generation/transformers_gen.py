@@ -82,10 +82,17 @@ class TransformersGenerator:
             output_scores=True,
             return_dict_in_generate=True,
         )
-        new_tokens = out.sequences[:, width:].cpu()
-        # `scores` are the processed logits (after temperature, top-k, top-p): what was sampled from.
-        logprobs = torch.stack(out.scores, dim=1).float().log_softmax(-1).cpu()
-        chosen = logprobs.gather(-1, new_tokens.unsqueeze(-1)).squeeze(-1)
+        new_tokens = out.sequences[:, width:]
+        # `scores` are the processed logits (after temperature, top-k, top-p): what was sampled from. Step by
+        # step, only the sampled tokens' logprobs are kept: a (batch, steps, vocabulary) tensor is gigabytes.
+        chosen = torch.stack(
+            [
+                step.float().log_softmax(-1).gather(-1, tokens[:, None]).squeeze(-1)
+                for step, tokens in zip(out.scores, new_tokens.T, strict=True)
+            ],
+            dim=1,
+        ).cpu()
+        new_tokens = new_tokens.cpu()
         completions = []
         for row, budget in enumerate(max_tokens):
             ids = new_tokens[row].tolist()
