@@ -17,7 +17,9 @@ what the kit's wrapping costs by itself).
 Step time is the wall time between consecutive optimizer steps, the first step (vLLM warm-up) left
 out. Each step is split into generation (the kit's whole `rollout_func`, tool calls included; TRL's
 `vllm_generation.generate`), scoring (rewards and the old policy's logprobs) and training (loss,
-backward, optimizer), with the width TRL pads each batch's completions to. Multi-turn
+backward, optimizer), with the batch's shape as the loss sees it: its real tokens (tool results
+included) and the padded tokens it computes over (TRL pads prompts and completions to the longest of
+the batch). Multi-turn
 episodes sample more tokens per step than single-turn ones, so the ratio compares seconds per 1000
 sampled tokens (medians over runs); the last line prints it. `--runs 0` only makes the SFT model.
 """
@@ -51,11 +53,13 @@ VARIANT_OVERRIDES = {"kit": [], "trl": [], "kit-1turn": ["rollout.max_turns=1"]}
 
 
 class StepTimer(TrainerCallback):
-    """Wall-clock time at the end of every optimizer step, and the time spent inside timed parts of each."""
+    """Wall-clock time at the end of every optimizer step, the time spent inside timed parts of each, and
+    the shape of each step's batch as the loss sees it."""
 
     def __init__(self) -> None:
         self.ends: list[float] = []
         self.parts: dict[str, list[float]] = {"generation": [0.0], "batch": [0.0]}
+        self.shapes: list[dict[str, int]] = [{}]
 
     def timed(self, part: str, function):
         """`function`, its wall time added to the current step's time in `part`."""
@@ -69,10 +73,31 @@ class StepTimer(TrainerCallback):
 
         return timed_function
 
+    def measured(self, prepare):
+        """TRL's `_generate_and_score_completions`, timed as "batch", with the padded batch it returns
+        measured: the tokens the loss's forward pass sees (tool results included, which TRL's own
+        `num_tokens` leaves out) and the padded width they are computed over."""
+        timed_prepare = self.timed("batch", prepare)
+
+        def measured_prepare(*args, **kwargs):
+            batch = timed_prepare(*args, **kwargs)
+            rows, prompt_width = batch["prompt_ids"].shape
+            completion_width = batch["completion_ids"].shape[1]
+            shape = self.shapes[-1]
+            shape["tokens"] = shape.get("tokens", 0) + int(
+                batch["prompt_mask"].sum() + batch["completion_mask"].sum()
+            )
+            shape["padded_tokens"] = shape.get("padded_tokens", 0) + rows * (prompt_width + completion_width)
+            shape["completion_width"] = max(shape.get("completion_width", 0), completion_width)
+            return batch
+
+        return measured_prepare
+
     def on_step_end(self, args, state, control, **kwargs):
         self.ends.append(time.perf_counter())
         for times in self.parts.values():
             times.append(0.0)
+        self.shapes.append({})
 
 
 def _config(model_dir: str, steps: int, output_dir: str, extra: list[str]):
@@ -166,8 +191,7 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
                 trainer._generate_single_turn = timer.timed("generation", trainer._generate_single_turn)
         # Generation, rewards and the old-policy logprobs of a whole batch: the rest of a step is the loss,
         # its backward pass and the optimizer.
-        prepare = trainer._generate_and_score_completions
-        trainer._generate_and_score_completions = timer.timed("batch", prepare)
+        trainer._generate_and_score_completions = timer.measured(trainer._generate_and_score_completions)
         trainer.add_callback(timer)
         trainer.train()
         logs = [entry for entry in trainer.state.log_history if "loss" in entry]
@@ -180,17 +204,18 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
         tokens = [entry["completions/mean_length"] * episodes for entry in logs]
         turns, calls = 1.0, None
     step_seconds = [b - a for a, b in zip(timer.ends, timer.ends[1:], strict=False)]
-    # TRL's num_tokens counts every prompt and completion token the loss's forward pass sees, cumulatively.
-    seen = [entry["num_tokens"] for entry in logs]
+    shapes = timer.shapes[1 : len(timer.ends)]
     return {
         "variant": variant,
         "step_seconds": step_seconds,
         "generation_seconds": timer.parts["generation"][1 : len(timer.ends)],
         "batch_seconds": timer.parts["batch"][1 : len(timer.ends)],
-        # TRL pads every completion of a batch to its longest: the loss computes over that width.
-        "padded_completion_width": [entry["completions/max_length"] for entry in logs][1:],
+        # TRL pads a batch's prompts to the longest and its completions to the longest: the loss computes
+        # over padded_tokens, of which tokens are real.
+        "padded_completion_width": [shape["completion_width"] for shape in shapes],
         "sampled_tokens_per_step": tokens[1:],
-        "sequence_tokens_per_step": [b - a for a, b in zip(seen, seen[1:], strict=False)],
+        "sequence_tokens_per_step": [shape["tokens"] for shape in shapes],
+        "padded_tokens_per_step": [shape["padded_tokens"] for shape in shapes],
         "turns_per_episode": turns,
         "tool_calls_per_episode": calls,
     }
@@ -212,6 +237,7 @@ def summarize(run: dict) -> dict:
         "median_padded_completion_width": statistics.median(run["padded_completion_width"]),
         "median_seconds_per_1k_tokens": 1000 * seconds / tokens,
         "median_sequence_tokens_per_step": statistics.median(run["sequence_tokens_per_step"]),
+        "median_padded_tokens_per_step": statistics.median(run["padded_tokens_per_step"]),
     }
 
 
@@ -251,6 +277,9 @@ def write_results(out: Path, runs: list[dict], args: argparse.Namespace, version
             ),
             "median_sequence_tokens_per_step": statistics.median(
                 r["median_sequence_tokens_per_step"] for r in mine
+            ),
+            "median_padded_tokens_per_step": statistics.median(
+                r["median_padded_tokens_per_step"] for r in mine
             ),
         }
     if "trl" in result:
@@ -341,8 +370,9 @@ def main() -> None:
             f"training {mine['median_training_seconds']:.2f}); "
             f"{mine['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens "
             f"(runs {token_low:.3f}-{token_high:.3f}); "
-            f"{mine['median_sequence_tokens_per_step']:.0f} prompt+completion tokens/step, "
-            f"completions padded to {mine['median_padded_completion_width']:.0f}"
+            f"{mine['median_sequence_tokens_per_step']:.0f} prompt+completion tokens/step "
+            f"({mine['median_padded_tokens_per_step']:.0f} padded; "
+            f"completions padded to {mine['median_padded_completion_width']:.0f})"
         )
     if "ratio_kit_1turn_over_trl_per_step" in result:
         print(f"ratio kit-1turn/TRL, seconds per step, the same single-turn work: "
