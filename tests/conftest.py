@@ -17,6 +17,12 @@ KIT = [sys.executable, "-m", "kit"]
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
+def chat_prompt(tokenizer, text: str) -> list[int]:
+    """Token ids of one user message rendered with the tokenizer's chat template, ready to generate after."""
+    messages = [{"role": "user", "content": text}]
+    return list(tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=False))
+
+
 @pytest.fixture(scope="session")
 def demo_model_dir() -> str:
     from kit.config import DEMO_MODEL

@@ -11,6 +11,7 @@ import math
 import os
 
 import pytest
+from conftest import chat_prompt
 
 from kit.config import ModelConfig
 from kit.generation.base import Sampling, generate_conversations
@@ -36,6 +37,7 @@ def llm(demo_model_dir):
         logprobs_mode="processed_logprobs",  # what TRL's colocate LLM uses
     )
     yield engine
+    # The last reference: its engine process stops now rather than at exit, freeing memory for later tests.
     del engine
 
 
@@ -44,15 +46,10 @@ def tokenizer(demo_model_dir):
     return load_tokenizer(ModelConfig(name_or_path=demo_model_dir), demo_model_dir)
 
 
-def _prompt(tokenizer, text: str) -> list[int]:
-    messages = [{"role": "user", "content": text}]
-    return list(tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=False))
-
-
 def test_each_prompt_gets_its_own_budget_and_finite_logprobs_of_its_own_tokens(llm, tokenizer):
     generator = VLLMColocateGenerator(llm)
     assert generator.max_model_len == 1024
-    prompt = _prompt(tokenizer, "Write a long story about a lighthouse keeper.")
+    prompt = chat_prompt(tokenizer, "Write a long story about a lighthouse keeper.")
     completions = generator.generate([prompt] * 3, [12, 3, 7], Sampling(temperature=1.0))
     assert [len(c.token_ids) for c in completions] == [12, 3, 7]
     for completion in completions:
@@ -62,7 +59,7 @@ def test_each_prompt_gets_its_own_budget_and_finite_logprobs_of_its_own_tokens(l
 
 
 def test_greedy_samples_what_the_policy_itself_would(llm, tokenizer, demo_model_dir):
-    prompt = _prompt(tokenizer, "What is the capital of France?")
+    prompt = chat_prompt(tokenizer, "What is the capital of France?")
     (served,) = VLLMColocateGenerator(llm).generate([prompt], [8], GREEDY)
     model = load_policy(ModelConfig(name_or_path=demo_model_dir), demo_model_dir)
     (local,) = TransformersGenerator.for_model(model, tokenizer).generate([prompt], [8], GREEDY)
@@ -71,7 +68,7 @@ def test_greedy_samples_what_the_policy_itself_would(llm, tokenizer, demo_model_
 
 def test_conversations_continue_request_by_request(llm, tokenizer):
     generator = VLLMColocateGenerator(llm)
-    prompt = _prompt(tokenizer, "Count to twenty.")
+    prompt = chat_prompt(tokenizer, "Count to twenty.")
     turns: dict[int, list[int]] = {0: [], 1: []}
 
     def on_completion(key, completion):
@@ -86,7 +83,7 @@ def test_conversations_continue_request_by_request(llm, tokenizer):
 
 def test_a_failed_conversation_leaves_nothing_in_the_engine(llm, tokenizer):
     generator = VLLMColocateGenerator(llm)
-    prompt = _prompt(tokenizer, "Name three colours.")
+    prompt = chat_prompt(tokenizer, "Name three colours.")
 
     def fail_on_first(key, completion):
         raise ValueError("the environment broke")

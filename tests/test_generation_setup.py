@@ -7,6 +7,7 @@ import runpy
 import sys
 
 import pytest
+from conftest import chat_prompt
 
 from kit.config import ConfigError, load_config
 from kit.generation.setup import IPC_RECEIVER, is_loopback_url, resolve_generation, server_flags
@@ -239,9 +240,6 @@ def test_non_finite_logprobs_never_reach_the_trainer(rollout_parts):
         run_episodes(tasks, corrupt, Sampling(), parser, encoder, env.new_sandbox, RolloutSettings())
 
 
-# ---------------------------------------------------------------- the dry-run's length check
-
-
 def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_model_dir):
     """TRL's importance-sampling ratio compares these with the trainer's: each must be the sampled token's."""
     import torch
@@ -255,14 +253,7 @@ def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_m
     # float64: generation then runs on the model as it is, and both sides agree to rounding.
     model = load_policy(cfg.model, demo_model_dir).to(torch.float64)
     questions = ["Name a colour.", "What is 2 + 2?", "Write a haiku about rain."]
-    prompts = [
-        list(
-            tokenizer.apply_chat_template(
-                [{"role": "user", "content": q}], add_generation_prompt=True, return_dict=False
-            )
-        )
-        for q in questions
-    ]
+    prompts = [chat_prompt(tokenizer, q) for q in questions]
     completions = TransformersGenerator.for_model(model, tokenizer).generate(
         prompts, [12, 5, 9], Sampling(temperature=1.0)
     )
@@ -273,6 +264,9 @@ def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_m
         sampled = torch.tensor(completion.token_ids)[:, None]
         own = logits[0, len(prompt) - 1 : -1].float().log_softmax(-1).gather(-1, sampled).squeeze(-1)
         assert torch.allclose(torch.tensor(completion.logprobs, dtype=own.dtype), own, atol=1e-5)
+
+
+# ---------------------------------------------------------------- the dry-run's length check
 
 
 def test_dry_run_refuses_a_prompt_that_cannot_fit(cli, demo_model_dir):
