@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kit.config import ConfigError, load_config
 from kit.net import free_port
-from kit.processes import stop_process_group
+from kit.processes import stop_process_group, stop_with_parent
 
 SYNC_LINE = re.compile(r"weight sync \(reload\): [\d.]+ s")
 SERVER_READY = "vLLM server ready at"
@@ -147,7 +147,8 @@ def rehearse(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            start_new_session=True,
+            start_new_session=True,  # stopped in order below; if this process is killed, by stop_with_parent
+            preexec_fn=stop_with_parent(),
         )
         node = NodeRun(rank, process, log_dir / f"node{rank}.log")
         runs.append(node)
