@@ -122,6 +122,59 @@ class KitGRPOTrainer(GRPOTrainer):
 
         self.vllm_generation.sync_weights = sync_weights
 
+    def _get_per_token_logps_and_entropies(
+        self, model, input_ids, attention_mask, logits_to_keep, batch_size=None, **kwargs
+    ):
+        """TRL's per-token logprobs, each chunk computed without the columns that are padding in all its rows.
+
+        TRL pads a whole generation batch to its longest prompt (left) and longest completion (right) and
+        scores every chunk at that width. Multi-turn completions (tool results included) vary in length
+        far more than single turns, so most of a chunk's columns can be padding. Only those are dropped:
+        causal attention never lets a real token see a later pad, and a RoPE model's attention scores do
+        not change when every row shifts by the same number of positions. The dropped completion columns
+        come back as 0, which is what TRL's fused LM head gives padding; the loss masks them either way.
+        Multimodal batches, whose image tensors are laid out per row, go to TRL's method unchanged.
+        """
+        parent = super()._get_per_token_logps_and_entropies
+        if any(value is not None for name, value in kwargs.items() if not name.startswith("compute_")):
+            return parent(model, input_ids, attention_mask, logits_to_keep, batch_size, **kwargs)
+        logps, entropies, aux_losses = [], [], []
+        step = batch_size or input_ids.size(0)
+        for start in range(0, input_ids.size(0), step):
+            ids, mask = input_ids[start : start + step], attention_mask[start : start + step]
+            first, last = _real_column_span(mask, self.pad_to_multiple_of)
+            prompt_width = ids.size(1) - logits_to_keep
+            keep = max(last - prompt_width, 1)  # HF reads logits_to_keep=0 as "all positions"
+            columns = slice(first, prompt_width + keep)
+            chunk_logps, chunk_entropy, aux = parent(model, ids[:, columns], mask[:, columns], keep, **kwargs)
+            logps.append(_pad_columns(chunk_logps, logits_to_keep))
+            if chunk_entropy is not None:
+                entropies.append(_pad_columns(chunk_entropy, logits_to_keep))
+            if aux is not None:
+                aux_losses.append(aux)
+        return (
+            torch.cat(logps),
+            torch.cat(entropies) if entropies else None,
+            torch.stack(aux_losses).mean() if aux_losses else None,
+        )
+
+
+def _real_column_span(mask: torch.Tensor, multiple: int | None) -> tuple[int, int]:
+    """First and one-past-last column where some row of `mask` is 1, widened to keep the width a
+    multiple of `multiple` (TRL's `pad_to_multiple_of`) when that is set."""
+    used = mask.any(dim=0).nonzero()
+    first, last = int(used[0]), int(used[-1]) + 1
+    if multiple:  # TRL padded prompts and completions to multiples: the full width is one too
+        width = -(-(last - first) // multiple) * multiple
+        last = min(mask.size(1), first + width)
+        first = last - width
+    return first, last
+
+
+def _pad_columns(values: torch.Tensor, width: int) -> torch.Tensor:
+    """`values` widened on the right with zeros to `width` columns."""
+    return torch.nn.functional.pad(values, (0, width - values.size(1)))
+
 
 class KitRollout:
     """TRL `rollout_func` + reward functions sharing the episodes of the current batch."""

@@ -16,7 +16,7 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config import load_config
 from kit.environment import make_environment
-from kit.grpo_trainer import build_trainer
+from kit.grpo_trainer import KitGRPOTrainer, build_trainer
 from kit.models import load_policy, load_tokenizer
 from kit.run_folder import RunFolder
 
@@ -82,6 +82,7 @@ def plugin_run(demo_model_dir, tmp_path_factory):
         "loss_inputs": loss_inputs,
         "tokenizer": tokenizer,
         "trainer": trainer,
+        "model": load_policy(cfg.model, model_dir),  # as before training: a fresh float32 copy
     }
 
 
@@ -167,3 +168,54 @@ def test_dashboard_replaces_the_notebook_progress_display(plugin_run):
     kinds = [type(c) for c in trainer.callback_handler.callbacks]
     assert TrainingDashboard in kinds
     assert NotebookProgressCallback not in kinds
+
+
+def test_scoring_skips_padding_columns_and_keeps_trls_logprobs_and_gradient(plugin_run, monkeypatch):
+    """The kit scores each chunk without the columns that are padding in all its rows; the logprobs and
+    entropies of the real completion tokens, and the gradient through them, are those of TRL's scoring.
+
+    Compared in float32 on the model before training. Under bf16 autocast, or after the fixture's two
+    steps (activations up to 2e4), a row's logprobs move by up to 0.3 with any change of its padding,
+    TRL's own included (TRL pads each row to its batch mates)."""
+    import contextlib
+
+    from trl import GRPOTrainer
+    from trl.trainer.utils import add_fused_lm_head
+
+    trainer = plugin_run["trainer"]
+    model = plugin_run["model"]
+    add_fused_lm_head(model, temperature=trainer.temperature, outputs=("log_probs", "entropy"))
+    monkeypatch.setattr(trainer.accelerator, "autocast", contextlib.nullcontext)
+    batch = max(plugin_run["loss_inputs"], key=lambda b: b["completion_mask"].sum(1).float().std())
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    keep = batch["completion_ids"].size(1)
+    real = batch["completion_mask"].bool()
+    widths: list[int] = []
+    hook = model.register_forward_pre_hook(
+        lambda module, args, kwargs: widths.append(kwargs["input_ids"].size(1)), with_kwargs=True
+    )
+
+    def scored(method):
+        widths.clear()
+        model.zero_grad()
+        logps, entropies, _ = method(trainer, model, ids, attention, keep, batch_size=1, compute_entropy=True)
+        (logps * real).sum().backward()
+        grads = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+        return logps.detach(), entropies.detach(), grads, list(widths)
+
+    try:
+        trl_logps, trl_entropies, trl_grads, trl_widths = scored(
+            GRPOTrainer._get_per_token_logps_and_entropies
+        )
+        logps, entropies, grads, kit_widths = scored(KitGRPOTrainer._get_per_token_logps_and_entropies)
+    finally:
+        hook.remove()
+    spans = [int(row.nonzero()[-1]) - int(row.nonzero()[0]) + 1 for row in attention]
+    assert trl_widths == [ids.size(1)] * len(spans)
+    assert kit_widths == spans and min(spans) < ids.size(1), "no padding column was skipped"
+    # Shifted positions round RoPE's float32 angles differently: 4e-5 even with float64 weights.
+    torch.testing.assert_close(logps[real], trl_logps[real], rtol=0, atol=1e-4)
+    torch.testing.assert_close(entropies[real], trl_entropies[real], rtol=0, atol=1e-4)
+    assert not logps[~real].any()
+    torch.testing.assert_close(grads, trl_grads, rtol=0, atol=1e-4 * float(trl_grads.abs().max()))
