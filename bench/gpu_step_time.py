@@ -10,9 +10,10 @@ colocated) and a reward from the same parser and outcome check. TRL's side is it
 one turn per episode; the kit's side is the trainer `kit train` builds. Every run is its own process
 with its own vLLM, and runs alternate: kit, TRL, kit, TRL, ...
 
-The variants: `kit` (multi-turn, up to 4 turns), `trl` (stock GRPOTrainer, one turn) and `kit-1turn`
+The variants: `kit` (multi-turn, up to 4 turns), `trl` (stock GRPOTrainer, one turn), `kit-1turn`
 (the kit's trainer with `rollout.max_turns=1`: the same work as TRL's side, so its ratio to TRL is
-what the kit's wrapping costs by itself).
+what the kit's wrapping costs by itself), and `kit-padded` (the kit with TRL's own scoring, every chunk at
+the batch's full padded width: what skipping all-padding columns saves).
 
 Step time is the wall time between consecutive optimizer steps, the first step (vLLM warm-up) left
 out. Each step is split into generation (the kit's whole `rollout_func`, tool calls included; TRL's
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import MethodType
 
 from transformers import TrainerCallback
 
@@ -49,7 +51,7 @@ BENCH_OVERRIDES = [
 ]
 
 
-VARIANT_OVERRIDES = {"kit": [], "trl": [], "kit-1turn": ["rollout.max_turns=1"]}
+VARIANT_OVERRIDES = {"kit": [], "trl": [], "kit-1turn": ["rollout.max_turns=1"], "kit-padded": []}
 
 
 class StepTimer(TrainerCallback):
@@ -161,6 +163,10 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
         if variant.startswith("kit"):
             trainer = build_trainer(cfg, model, tokenizer, env, tasks, run)
             trainer.rollout_func = timer.timed("generation", trainer.rollout_func)
+            if variant == "kit-padded":
+                trainer._get_per_token_logps_and_entropies = MethodType(
+                    GRPOTrainer._get_per_token_logps_and_entropies, trainer
+                )
         else:
             parser = load_parser(cfg.rollout.tool_parser, tokenizer=tokenizer)
             encoder = ToolMessageEncoder(tokenizer)
@@ -292,9 +298,19 @@ def write_results(out: Path, runs: list[dict], args: argparse.Namespace, version
             result["ratio_kit_1turn_over_trl_per_step"] = (
                 result["kit-1turn"]["median_step_seconds"] / trl["median_step_seconds"]
             )
+    if "kit" in result and "kit-padded" in result:
+        result["ratio_kit_over_kit_padded_scoring_and_training_per_token"] = _loss_side_seconds_per_token(
+            result["kit"]
+        ) / _loss_side_seconds_per_token(result["kit-padded"])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _loss_side_seconds_per_token(variant: dict) -> float:
+    """Scoring plus training seconds per prompt+completion token of a step: the part padding costs."""
+    seconds = variant["median_scoring_seconds"] + variant["median_training_seconds"]
+    return seconds / variant["median_sequence_tokens_per_step"]
 
 
 def main() -> None:
@@ -377,6 +393,9 @@ def main() -> None:
     if "ratio_kit_1turn_over_trl_per_step" in result:
         print(f"ratio kit-1turn/TRL, seconds per step, the same single-turn work: "
               f"{result['ratio_kit_1turn_over_trl_per_step']:.2f}")  # fmt: skip
+    if "ratio_kit_over_kit_padded_scoring_and_training_per_token" in result:
+        print(f"ratio kit/kit-padded, scoring+training seconds per prompt+completion token: "
+              f"{result['ratio_kit_over_kit_padded_scoring_and_training_per_token']:.2f}")  # fmt: skip
     if "ratio_kit_over_trl_per_1k_tokens" in result:
         print(f"ratio kit/TRL, seconds per 1k sampled tokens (medians of {args.runs} runs each): "
               f"{result['ratio_kit_over_trl_per_1k_tokens']:.2f}")  # fmt: skip
