@@ -32,6 +32,13 @@ def stop_process_group(process: subprocess.Popen | None, grace: float) -> None:
             continue
 
 
+def guarded(command: list[str], grace: float) -> list[str]:
+    """``command`` run by `kit.process_guard`, which takes the command's whole process group down, with a
+    SIGKILL `grace` seconds after forwarding SIGTERM, when it gets SIGTERM itself. Start it with
+    ``start_new_session=True`` and ``preexec_fn=stop_with_parent()``."""
+    return [sys.executable, "-m", "kit.process_guard", "--grace", str(grace), "--", *command]
+
+
 def interrupt_on_sigterm() -> None:
     """Make SIGTERM raise KeyboardInterrupt, so that `finally:` blocks stop the children as Ctrl-C does."""
 

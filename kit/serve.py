@@ -35,12 +35,13 @@ from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
 from kit.net import port_in_use
-from kit.processes import interrupt_on_sigterm, stop_process_group, stop_with_parent
+from kit.processes import guarded, interrupt_on_sigterm, stop_process_group, stop_with_parent
 from kit.server_auth import KEY_ENV, BearerKeyMiddleware
 from kit.server_requests import RequestCheckMiddleware
 from kit.tool_parsers import serve_args
 
 log = logging.getLogger(__name__)
+SERVER_STOP_GRACE = 15.0  # seconds a stopping vLLM server gets to exit before its process group is killed
 
 
 def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key: str | None) -> list[str]:
@@ -135,7 +136,7 @@ class VLLMServer:
         log.info("starting vLLM server (log: %s): %s", self.log_file, " ".join(command))
         with open(self.log_file, "ab") as log_handle:
             self.process = subprocess.Popen(
-                command,
+                guarded(command, grace=SERVER_STOP_GRACE),
                 env=server_env(self.cfg, self.api_key),
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
@@ -155,7 +156,7 @@ class VLLMServer:
     def is_running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def stop(self, grace: float = 20.0) -> None:
+    def stop(self, grace: float = SERVER_STOP_GRACE + 5) -> None:
         """SIGTERM the server's process group, SIGKILL it if still alive after `grace` seconds."""
         stop_process_group(self.process, grace)
 

@@ -270,7 +270,7 @@ def test_streaming_well_formed_outputs_gives_exactly_the_parse(name):
 
     @settings(max_examples=STREAM_EXAMPLES, **SETTINGS)
     @given(text=well_formed_output(name), cuts=st.lists(st.integers(min_value=0), max_size=30))
-    # Found by CI without its " end": the first "[" stays open, so the calls must wait for the text after them.
+    # Found by CI without its " end": the first "[" stays open, so the calls wait for the text after them.
     @example(text="[" + ",".join([json.dumps([{"name": "0", "arguments": {}}] * 2)] * 2) + " end", cuts=[40])
     def check(text: str, cuts: list[int]) -> None:
         assume(parser.parse(text).error is None)  # near misses may make a call malformed

@@ -1,0 +1,47 @@
+"""Run one command as the leader of its process group, and take the whole group down when told to stop.
+
+    python -m kit.process_guard --grace 15 -- vllm serve ...
+
+The kit starts vLLM servers through this guard (`kit.processes.guarded`) in a new session, with the
+parent-death signal set. SIGTERM to the guard, from `stop_process_group` or because the job that started it
+died (SIGKILL included), forwards SIGTERM to the group, waits `grace` seconds for the command to exit, then
+SIGKILLs the group, the guard with it. Without the guard, a server whose job was killed while vLLM was
+still starting could live on for minutes: vLLM's startup waits on its engine's handshake in a blocking
+poll that a SIGTERM handled on another thread does not interrupt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kit.process_guard")
+    parser.add_argument("--grace", type=float, default=15.0, help="seconds between SIGTERM and SIGKILL")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command given: python -m kit.process_guard --grace SECONDS -- COMMAND ...")
+
+    child = subprocess.Popen(command)  # in this process's group
+
+    def stop_group(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the group's SIGTERM reaches this process too
+        os.killpg(0, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=args.grace)
+        os.killpg(0, signal.SIGKILL)  # vLLM's engine processes too, whatever the command left behind
+
+    signal.signal(signal.SIGTERM, stop_group)
+    signal.signal(signal.SIGINT, stop_group)
+    return child.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

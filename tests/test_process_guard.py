@@ -1,0 +1,79 @@
+"""`kit.process_guard`: a command the kit starts (a vLLM server) goes with its whole process group when the
+job that started it stops or is killed, even when the command ignores SIGTERM, as vLLM does while it
+waits for its engine at startup."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kit.processes import guarded, stop_process_group, stop_with_parent
+
+# Ignores SIGTERM, starts a grandchild in its group, prints both pids, then waits: a server stuck in startup.
+STUBBORN = """
+import signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+import os; print(os.getpid(), grandchild.pid, flush=True)
+time.sleep(300)
+"""
+
+# A job that starts the guarded command as the kit starts its servers, prints the guard's pid, then waits.
+JOB = """
+import subprocess, sys, time
+from kit.processes import guarded, stop_with_parent
+guard = subprocess.Popen(guarded([sys.executable, "-c", sys.argv[1]], grace=1.0),
+                         start_new_session=True, preexec_fn=stop_with_parent())
+print(guard.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")  # a zombie has exited; nothing may reap it in a container
+
+
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := [pid for pid in pids if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def test_a_killed_job_takes_a_stubborn_server_and_its_children_down():
+    job = subprocess.Popen([sys.executable, "-c", JOB, STUBBORN], stdout=subprocess.PIPE, text=True)
+    # The guard and the command inherit the job's stdout: one line has the guard's pid, one the command's two.
+    lines = sorted((job.stdout.readline().split(), job.stdout.readline().split()), key=len)
+    (guard_pid,), (server_pid, grandchild_pid) = [map(int, line) for line in lines]
+    job.kill()  # SIGKILL: the job runs no cleanup
+    job.wait()
+    left = _wait_gone([guard_pid, server_pid, grandchild_pid], seconds=15)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"still alive after the job was killed: {left}"
+
+
+def test_stop_process_group_stops_a_guarded_stubborn_command_after_the_grace():
+    process = subprocess.Popen(
+        guarded([sys.executable, "-c", STUBBORN], grace=1.0),
+        stdout=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=stop_with_parent(),
+    )  # fmt: skip
+    server_pid, grandchild_pid = map(int, process.stdout.readline().split())
+    started = time.monotonic()
+    stop_process_group(process, grace=5.0)
+    assert process.returncode == -signal.SIGKILL  # the guard killed its group, itself included
+    assert time.monotonic() - started < 5.0  # the guard's own grace (1 s), not stop_process_group's
+    assert not _wait_gone([server_pid, grandchild_pid], seconds=5)
+
+
+def test_the_guard_exits_with_its_commands_exit_code():
+    done = subprocess.run(guarded([sys.executable, "-c", "raise SystemExit(3)"], grace=1.0), timeout=60)
+    assert done.returncode == 3
