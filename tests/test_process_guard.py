@@ -9,7 +9,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from process_checks import wait_gone
 
 from kit.processes import guarded, stop_process_group, stop_with_parent
 
@@ -33,21 +34,6 @@ time.sleep(300)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")  # a zombie has exited; nothing may reap it in a container
-
-
-def _wait_gone(pids: list[int], seconds: float) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while (left := [pid for pid in pids if _alive(pid)]) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return left
-
-
 def test_a_killed_job_takes_a_stubborn_server_and_its_children_down():
     job = subprocess.Popen([sys.executable, "-c", JOB, STUBBORN], stdout=subprocess.PIPE, text=True)
     # The guard and the command inherit the job's stdout: one line has the guard's pid, one the command's two.
@@ -55,7 +41,7 @@ def test_a_killed_job_takes_a_stubborn_server_and_its_children_down():
     (guard_pid,), (server_pid, grandchild_pid) = [map(int, line) for line in lines]
     job.kill()  # SIGKILL: the job runs no cleanup
     job.wait()
-    left = _wait_gone([guard_pid, server_pid, grandchild_pid], seconds=15)
+    left = wait_gone([guard_pid, server_pid, grandchild_pid], seconds=15)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, f"still alive after the job was killed: {left}"
@@ -71,7 +57,7 @@ def test_stop_process_group_stops_a_guarded_stubborn_command_after_the_grace():
     stop_process_group(process, grace=5.0)
     assert process.returncode == -signal.SIGKILL  # the guard killed its group, itself included
     assert time.monotonic() - started < 5.0  # the guard's own grace (1 s), not stop_process_group's
-    assert not _wait_gone([server_pid, grandchild_pid], seconds=5)
+    assert not wait_gone([server_pid, grandchild_pid], seconds=5)
 
 
 def test_the_guard_exits_with_its_commands_exit_code():

@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 from conftest import KIT, PROJECT_ROOT
+from process_checks import descendants, running
 
 
 @pytest.mark.slow
@@ -37,21 +38,6 @@ def test_three_node_rehearsal_trains_two_steps_with_a_sync_each(demo_model_dir, 
         assert log.count("weight sync (reload)") >= 2, log[-3000:]
 
 
-def _descendants(root: int) -> dict[int, str]:
-    """The processes below `root` (pid -> command line), found through their parent pids."""
-    listing = subprocess.run(["ps", "-eww", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
-    children: dict[int, list[tuple[int, str]]] = {}
-    for line in listing.splitlines():
-        pid, ppid, args = (line.split(None, 2) + [""])[:3]
-        children.setdefault(int(ppid), []).append((int(pid), args))
-    found, todo = {}, [root]
-    while todo:
-        for pid, args in children.get(todo.pop(), []):
-            found[pid] = args
-            todo.append(pid)
-    return found
-
-
 @pytest.mark.slow
 def test_a_sigkilled_rehearsal_leaves_no_node_or_server_behind(demo_model_dir, tmp_path):
     """SIGKILL runs no cleanup in `kit sky rehearse`; its nodes run in their own sessions, so only the
@@ -67,25 +53,16 @@ def test_a_sigkilled_rehearsal_leaves_no_node_or_server_behind(demo_model_dir, t
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 240
-        while not any("vllm.entrypoints" in args for args in _descendants(rehearsal.pid).values()):
+        while not any("vllm.entrypoints" in args for args in descendants(rehearsal.pid).values()):
             assert rehearsal.poll() is None and time.monotonic() < deadline, "rank 0 started no vLLM server"
             time.sleep(1)
         time.sleep(5)
-        started = _descendants(rehearsal.pid)
+        started = descendants(rehearsal.pid)
         os.kill(rehearsal.pid, signal.SIGKILL)
         rehearsal.wait()
         deadline = time.monotonic() + 90
-        while alive := [args for pid, args in started.items() if _running(pid)]:
+        while alive := [args for pid, args in started.items() if running(pid)]:
             assert time.monotonic() < deadline, f"outlived the SIGKILLed rehearsal: {alive}"
             time.sleep(1)
     finally:
         rehearsal.kill()
-
-
-def _running(pid: int) -> bool:
-    """Whether `pid` is a live process (a zombie counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
