@@ -1,28 +1,32 @@
 """Seconds per GRPO step on one GPU: the kit's multi-turn colocate rollouts vs plain TRL colocate.
 
-    python bench/gpu_step_time.py [--runs 3] [--steps 8] [--variants kit trl kit-1turn]
+    python bench/gpu_step_time.py [--runs 3] [--steps 8] [--variants kit trl-tools trl kit-1turn]
                                   [--out bench/results/gpu_step_time.json]
 
-Both sides get the same model (the demo model after a short SFT warm-up, so that the kit's episodes
-call tools and run several turns), the same prompts (workplace tasks rendered with the kit's template
-and tools, in the same order), the same GRPOConfig (the single_gpu recipe's `grpo` section, vLLM
-colocated) and a reward from the same parser and outcome check. TRL's side is its stock GRPOTrainer,
-one turn per episode; the kit's side is the trainer `kit train` builds. Every run is its own process
-with its own vLLM, and runs alternate: kit, TRL, kit, TRL, ...
+Every side gets the same model (the demo model after a short SFT warm-up, so that episodes call tools
+and run several turns), the same prompts (workplace tasks rendered with the kit's template and tools,
+in the same order), the same GRPOConfig (the single_gpu recipe's `grpo` section, vLLM colocated) and
+the same outcome reward. Every run is its own process with its own vLLM, and runs alternate: kit,
+TRL, kit, TRL, ...
 
-The variants: `kit` (multi-turn, up to 4 turns), `trl` (stock GRPOTrainer, one turn), `kit-1turn`
-(the kit's trainer with `rollout.max_turns=1`: the same work as TRL's side, so its ratio to TRL is
-what the kit's wrapping costs by itself), and `kit-padded` (the kit with TRL's own scoring, every chunk at
-the batch's full padded width: what skipping all-padding columns saves).
+The variants:
+- `kit`: the trainer `kit train` builds; multi-turn, up to 4 turns, continuous batching of turns.
+- `trl-tools`: stock GRPOTrainer running the same multi-turn episodes with its own tool loop
+  (`environment_factory`, see trl_tool_env.py): the same tools, turn limit and observation cut. The
+  kit's ratio to it is the comparison on the same work, and the last line prints it.
+- `trl`: stock GRPOTrainer, one turn per episode (no tool results go back to the model).
+- `kit-1turn`: the kit's trainer with `rollout.max_turns=1`, the same work as `trl`: its ratio to `trl`
+  is what the kit's wrapping costs by itself.
+- `kit-padded`: the kit with TRL's own scoring, every chunk at the batch's full padded width: what
+  skipping all-padding columns saves.
 
 Step time is the wall time between consecutive optimizer steps, the first step (vLLM warm-up) left
-out. Each step is split into generation (the kit's whole `rollout_func`, tool calls included; TRL's
-`vllm_generation.generate`), scoring (rewards and the old policy's logprobs) and training (loss,
-backward, optimizer), with the batch's shape as the loss sees it: its real tokens (tool results
-included) and the padded tokens it computes over (TRL pads prompts and completions to the longest of
-the batch). Multi-turn
-episodes sample more tokens per step than single-turn ones, so the ratio compares seconds per 1000
-sampled tokens (medians over runs); the last line prints it. `--runs 0` only makes the SFT model.
+out. Each step is split into generation (TRL's `_generate`: weight sync, every turn's sampling, tool
+calls and parsing), scoring (rewards and the old policy's logprobs) and training (loss, backward,
+optimizer), with the batch's shape as the loss sees it: its sampled tokens, its real tokens (tool
+results included) and the padded tokens it computes over (TRL pads prompts and completions to the
+longest of the batch). Sides sample different numbers of tokens per step (one turn or several), so
+ratios compare seconds per 1000 sampled tokens (medians over runs). `--runs 0` only makes the SFT model.
 """
 
 from __future__ import annotations
@@ -39,6 +43,13 @@ from pathlib import Path
 from types import MethodType
 
 from transformers import TrainerCallback
+from trl_tool_env import (
+    as_trl_renders,
+    check_same_prompts,
+    environment_factories,
+    tool_list_key,
+    with_response_template,
+)
 
 BENCH_OVERRIDES = [
     "env.tiers=[easy, medium]",
@@ -51,7 +62,13 @@ BENCH_OVERRIDES = [
 ]
 
 
-VARIANT_OVERRIDES = {"kit": [], "trl": [], "kit-1turn": ["rollout.max_turns=1"], "kit-padded": []}
+VARIANT_OVERRIDES = {
+    "kit": [],
+    "trl-tools": [],
+    "trl": [],
+    "kit-1turn": ["rollout.max_turns=1"],
+    "kit-padded": [],
+}
 
 
 class StepTimer(TrainerCallback):
@@ -90,6 +107,8 @@ class StepTimer(TrainerCallback):
                 batch["prompt_mask"].sum() + batch["completion_mask"].sum()
             )
             shape["padded_tokens"] = shape.get("padded_tokens", 0) + rows * (prompt_width + completion_width)
+            sampled = batch["completion_mask"] * batch.get("tool_mask", 1)  # tool results are not sampled
+            shape["sampled_tokens"] = shape.get("sampled_tokens", 0) + int(sampled.sum())
             shape["completion_width"] = max(shape.get("completion_width", 0), completion_width)
             return batch
 
@@ -130,7 +149,7 @@ def sft_model(target: Path, examples: int, extra: list[str]) -> str:
     model_dir = resolve_model(cfg.model.name_or_path)
     tokenizer = load_tokenizer(cfg.model, model_dir)
     env = make_environment(cfg.env)
-    tasks = env.load_tasks(cfg.env.train_file)
+    tasks = as_trl_renders(env.load_tasks(cfg.env.train_file))
     model = sft_warmup(
         cfg, load_policy(cfg.model, model_dir), tokenizer, env, tasks, RunFolder(f"{target}.run").create()
     )
@@ -157,16 +176,33 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
         run = RunFolder(tmp).create()
         tokenizer = load_tokenizer(cfg.model, model_dir)
         env = make_environment(cfg.env)
-        tasks = env.load_tasks(cfg.env.train_file)
+        tasks = as_trl_renders(env.load_tasks(cfg.env.train_file))
         model = load_policy(cfg.model, model_dir)
         timer = StepTimer()
         if variant.startswith("kit"):
             trainer = build_trainer(cfg, model, tokenizer, env, tasks, run)
-            trainer.rollout_func = timer.timed("generation", trainer.rollout_func)
             if variant == "kit-padded":
                 trainer._get_per_token_logps_and_entropies = MethodType(
                     GRPOTrainer._get_per_token_logps_and_entropies, trainer
                 )
+        elif variant == "trl-tools":
+            factories = environment_factories(tasks, env, cfg.rollout.max_tool_output_chars)
+            tokenizer = with_response_template(tokenizer)
+            check_same_prompts(tasks, factories, tokenizer)
+            rows = [
+                {"prompt": t.messages, "task_index": i, "environment": tool_list_key(t)}
+                for i, t in enumerate(tasks)
+            ]
+            args = grpo_args(cfg, run, resolve_generation(cfg))
+            args.max_tool_calling_iterations = cfg.rollout.max_turns - 1
+            trainer = GRPOTrainer(
+                model=model,
+                reward_funcs=[],  # each environment scores its own episode (`get_reward`)
+                args=args,
+                train_dataset=Dataset.from_list(rows),
+                processing_class=tokenizer,
+                environment_factory=factories,
+            )
         else:
             parser = load_parser(cfg.rollout.tool_parser, tokenizer=tokenizer)
             encoder = ToolMessageEncoder(tokenizer)
@@ -191,23 +227,19 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
                 train_dataset=Dataset.from_list(rows),
                 processing_class=tokenizer,
             )
-            if trainer.use_vllm:
-                trainer.vllm_generation.generate = timer.timed("generation", trainer.vllm_generation.generate)
-            else:  # transformers mode: no vLLM, and no weight sync inside either
-                trainer._generate_single_turn = timer.timed("generation", trainer._generate_single_turn)
+        trainer._generate = timer.timed("generation", trainer._generate)
         # Generation, rewards and the old-policy logprobs of a whole batch: the rest of a step is the loss,
         # its backward pass and the optimizer.
         trainer._generate_and_score_completions = timer.measured(trainer._generate_and_score_completions)
         trainer.add_callback(timer)
         trainer.train()
         logs = [entry for entry in trainer.state.log_history if "loss" in entry]
-    episodes = cfg.grpo["per_device_train_batch_size"] * cfg.grpo["gradient_accumulation_steps"]
     if variant.startswith("kit"):
-        tokens = [entry["episode/completion_tokens"] * episodes for entry in logs]
         turns = statistics.mean(entry["episode/turns"] for entry in logs)
         calls = statistics.mean(entry["episode/tool_calls"] for entry in logs)
+    elif variant == "trl-tools":  # TRL logs calls per episode, not turns
+        turns, calls = None, statistics.mean(entry["tools/call_frequency"] for entry in logs)
     else:
-        tokens = [entry["completions/mean_length"] * episodes for entry in logs]
         turns, calls = 1.0, None
     step_seconds = [b - a for a, b in zip(timer.ends, timer.ends[1:], strict=False)]
     shapes = timer.shapes[1 : len(timer.ends)]
@@ -219,7 +251,7 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
         # TRL pads a batch's prompts to the longest and its completions to the longest: the loss computes
         # over padded_tokens, of which tokens are real.
         "padded_completion_width": [shape["completion_width"] for shape in shapes],
-        "sampled_tokens_per_step": tokens[1:],
+        "sampled_tokens_per_step": [shape["sampled_tokens"] for shape in shapes],
         "sequence_tokens_per_step": [shape["tokens"] for shape in shapes],
         "padded_tokens_per_step": [shape["padded_tokens"] for shape in shapes],
         "turns_per_episode": turns,
@@ -288,6 +320,14 @@ def write_results(out: Path, runs: list[dict], args: argparse.Namespace, version
                 r["median_padded_tokens_per_step"] for r in mine
             ),
         }
+    if "kit" in result and "trl-tools" in result:
+        kit, trl_tools = result["kit"], result["trl-tools"]
+        result["ratio_kit_over_trl_tools_per_1k_tokens"] = (
+            kit["median_seconds_per_1k_tokens"] / trl_tools["median_seconds_per_1k_tokens"]
+        )
+        result["ratio_kit_over_trl_tools_per_step"] = (
+            kit["median_step_seconds"] / trl_tools["median_step_seconds"]
+        )
     if "trl" in result:
         trl = result["trl"]
         if "kit" in result:
@@ -323,7 +363,7 @@ def main() -> None:
         "--variants",
         nargs="+",
         choices=list(VARIANT_OVERRIDES),
-        default=["kit", "trl", "kit-1turn"],
+        default=["kit", "trl-tools", "trl", "kit-1turn"],
         help="what to run, in this order within each round",
     )
     parser.add_argument("--sft-examples", type=int, default=800)
@@ -365,11 +405,11 @@ def main() -> None:
             runs.append(summarize(json.loads(result_file.read_text())))
             last = runs[-1]
             print(
-                f"{variant:>9} run {index + 1}: {last['median_step_seconds']:.2f} s/step "
+                f"{variant:>10} run {index + 1}: {last['median_step_seconds']:.2f} s/step "
                 f"(generation {last['median_generation_seconds']:.2f} s), "
                 f"{statistics.median(last['sampled_tokens_per_step']):.0f} sampled tokens/step, "
                 f"{last['median_seconds_per_1k_tokens']:.3f} s per 1k sampled tokens, "
-                f"{last['turns_per_episode']:.2f} turns/episode",
+                f"{last['tool_calls_per_episode'] or 0:.2f} tool calls/episode",
                 flush=True,
             )
             result = write_results(Path(args.out), runs, args, versions())
@@ -397,8 +437,13 @@ def main() -> None:
         print(f"ratio kit/kit-padded, scoring+training seconds per prompt+completion token: "
               f"{result['ratio_kit_over_kit_padded_scoring_and_training_per_token']:.2f}")  # fmt: skip
     if "ratio_kit_over_trl_per_1k_tokens" in result:
-        print(f"ratio kit/TRL, seconds per 1k sampled tokens (medians of {args.runs} runs each): "
+        print(f"ratio kit (multi-turn)/TRL (one turn), seconds per 1k sampled tokens: "
               f"{result['ratio_kit_over_trl_per_1k_tokens']:.2f}")  # fmt: skip
+    if "ratio_kit_over_trl_tools_per_1k_tokens" in result:
+        per_step = result["ratio_kit_over_trl_tools_per_step"]
+        per_token = result["ratio_kit_over_trl_tools_per_1k_tokens"]
+        print(f"ratio kit/TRL, the same multi-turn tool episodes (medians of {args.runs} runs each): "
+              f"seconds per step {per_step:.2f}; seconds per 1k sampled tokens {per_token:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
