@@ -3,7 +3,8 @@ tools, its outcome reward and shaping signals, and a seeded task generator.
 
 Modules: ``state`` (tables), ``generate_state`` (the kit's seeded data), ``schemas`` (tool schemas),
 ``tools`` (tool logic), ``sandbox`` (checked tool calls), ``reward``, ``templates`` and ``tasks`` (task
-generation, rows, prompts), ``cli`` (``kit env`` subcommands).
+generation, rows, prompts), ``dialogue_variants`` (ambiguous rows for a clarifying dialogue), ``cli``
+(``kit env`` subcommands).
 """
 
 from kit.envs.workplace.reward import (

@@ -39,6 +39,13 @@ def _count(text: str) -> int:
     return value
 
 
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
 def _base(databases: str | None) -> WorkplaceSandbox | None:
     if databases is None:
         return None
@@ -73,7 +80,7 @@ def _handler(body: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
 def generate(args: argparse.Namespace) -> int:
     """Write train.jsonl and validation.jsonl for a seed."""
     try:
-        paths = write_splits(args.out, args.seed, args.train, args.validation)
+        paths = write_splits(args.out, args.seed, args.train, args.validation, args.dialogue_share)
     except OSError as error:
         raise InputError(f"--out {args.out}: {error}") from None
     except RuntimeError as error:
@@ -107,6 +114,11 @@ def show(args: argparse.Namespace) -> int:
     row = rows[args.index]
     truth = _ground_truth(row, f"{args.rows} row {args.index}")
     print(f"row {args.index}: {row.get('category')} ({row.get('tier', 'no tier')})")
+    metadata = row.get("verifier_metadata")
+    if isinstance(metadata, dict) and "ambiguity_type" in metadata:
+        print(
+            f"dialogue: {metadata['ambiguity_type']}; original intent: {metadata.get('original_user_query')}"
+        )
     params = row.get("responses_create_params")
     for message in params.get("input", []) if isinstance(params, dict) else []:
         if isinstance(message, dict):
@@ -137,6 +149,12 @@ def register(subparsers: Any) -> None:
         type=_count,
         default=DEFAULT_VALIDATION,
         help=f"validation rows (default {DEFAULT_VALIDATION})",
+    )
+    gen.add_argument(
+        "--dialogue-share",
+        type=_share,
+        default=0.0,
+        help="share of each split (0 to 1) made ambiguous dialogue rows with a simulated user (default 0)",
     )
     gen.set_defaults(func=generate)
 

@@ -3,6 +3,7 @@
 Rows look like NeMo-Gym's workplace_assistant rows (``responses_create_params`` with the system and user
 messages and all 27 flat tool schemas, ``ground_truth`` calls with JSON-string arguments, ``category``,
 ``environment_name``) plus two kit fields: ``tier`` and ``toolkits`` (the toolkits the request needs).
+A share of the rows can be ambiguous dialogue variants (``dialogue_variants``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kit.envs.workplace.dialogue_variants import with_dialogue_variants
 from kit.envs.workplace.generate_state import default_state
 from kit.envs.workplace.schemas import TOOLKITS, chat_schemas, flat_schemas, toolkit_of
 from kit.envs.workplace.templates import CATEGORIES, TEMPLATES, TIERS, GeneratedTask, Skip, World, make_task
@@ -97,9 +99,18 @@ def task_row(task: GeneratedTask, index: int) -> dict[str, Any]:
 
 
 def make_splits(
-    seed: int = 0, train: int = DEFAULT_TRAIN, validation: int = DEFAULT_VALIDATION
+    seed: int = 0,
+    train: int = DEFAULT_TRAIN,
+    validation: int = DEFAULT_VALIDATION,
+    dialogue_share: float = 0.0,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Train and validation rows with every cell in both and no request text shared between them."""
+    """Train and validation rows with every cell in both and no request text shared between them.
+
+    ``dialogue_share`` of each split's rows (picked from the seed) are replaced by their ambiguous
+    dialogue variant (see ``dialogue_variants.ambiguous_row``) where one applies.
+    """
+    if not 0.0 <= dialogue_share <= 1.0:
+        raise ValueError(f"dialogue_share must be between 0 and 1, got {dialogue_share}")
     train_counts, validation_counts = quotas(train), quotas(validation)
     wanted = {cell: train_counts[cell] + validation_counts[cell] for cell in cells()}
     rng = random.Random(seed)
@@ -111,6 +122,12 @@ def make_splits(
     for name, tasks in splits.items():
         rng.shuffle(tasks)
         rows[name] = [task_row(task, i) for i, task in enumerate(tasks)]
+    if dialogue_share:
+        # A generator of its own, so that the plain rows stay those of dialogue_share=0.
+        dialogue_rng = random.Random(f"dialogue-{seed}")
+        rows = {
+            name: with_dialogue_variants(split, dialogue_share, dialogue_rng) for name, split in rows.items()
+        }
     return rows
 
 
@@ -125,13 +142,17 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
 
 
 def write_splits(
-    out_dir: str | Path, seed: int = 0, train: int = DEFAULT_TRAIN, validation: int = DEFAULT_VALIDATION
+    out_dir: str | Path,
+    seed: int = 0,
+    train: int = DEFAULT_TRAIN,
+    validation: int = DEFAULT_VALIDATION,
+    dialogue_share: float = 0.0,
 ) -> dict[str, Path]:
     """Generate the splits and write ``train.jsonl`` and ``validation.jsonl`` under ``out_dir``; the same
     arguments always produce byte-identical files."""
     return {
         name: write_rows(Path(out_dir) / f"{name}.jsonl", rows)
-        for name, rows in make_splits(seed, train, validation).items()
+        for name, rows in make_splits(seed, train, validation, dialogue_share).items()
     }
 
 
