@@ -20,6 +20,7 @@ line prints the verdict.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import tempfile
@@ -30,17 +31,18 @@ GOAL = 0.9
 
 def learnable_tasks(job, count: int, samples: int = 8) -> list:
     """The first `count` training tasks whose `samples` sampled episodes mix successes and failures."""
+    from kit.environment import episode_reward
     from kit.generation.base import Sampling
     from kit.rollout import Rollouts
     from kit.task_selection import mixed_outcome_tasks
 
     chosen = mixed_outcome_tasks(
         job.train_tasks,
-        Rollouts(job.cfg.rollout, job.tokenizer, job.env.new_sandbox),
+        Rollouts.from_config(job.cfg, job.tokenizer, job.env, job.user),
         job.probe_generator(),
         Sampling(temperature=job.cfg.grpo.get("temperature", 1.0)),
         job.cfg.grpo.get("max_completion_length", 256),
-        job.env.outcome,
+        functools.partial(episode_reward, job.env),
         samples,
         want=count,
     )

@@ -58,6 +58,10 @@ class EnvConfig:
     # NeMo-Gym's CSV layout (emails.csv, calendar_events.csv, ...): the databases tasks run against.
     # None: the kit's generated state (what data/workplace's tasks are generated for).
     databases: str | None = None
+    # Share of the loaded rows turned into ambiguous dialogue variants at load time (NeMo-Gym's three
+    # ambiguity types, answered by user_model); 0 keeps the rows as they are. `kit env generate
+    # --dialogue-share` writes such rows to files instead.
+    dialogue_share: float = 0.0
     # Optional shaping rewards, each logged under its own name (outcome reward is always on).
     shaping_rewards: list[str] = field(default_factory=list)
 
@@ -66,11 +70,40 @@ class EnvConfig:
 class RolloutConfig:
     """The multi-turn loop: generate, parse tool calls, execute, feed results back."""
 
+    # Model calls per policy turn (NeMo-Gym's max_steps_per_turn); a task without a simulated user is
+    # one policy turn.
     max_turns: int = 4
     tool_parser: str = "kit"
     tool_parser_plugin: str | None = None
     # Tool results longer than this are cut (with a note) so one observation cannot eat the context.
     max_tool_output_chars: int = 800
+
+
+@dataclass
+class UserModelConfig:
+    """The simulated user of dialogue tasks: rows with a `user_model_system_prompt` (NeMo-Gym's
+    multi_turn_agent). After each policy turn that ends in plain text, the user replies; its reply goes
+    back to the policy as a user message, until the user says `stop_token` or `max_turns` policy turns.
+    Rows without a user prompt run as one request, whatever is set here."""
+
+    # "scripted": no model, answers from the row's original intent and stops once the state matches
+    # (an upper bound on user quality); "endpoint": an OpenAI-compatible chat endpoint at base_url;
+    # "served": a vLLM server for `model` that the job starts itself (serve.* settings, this port).
+    kind: str = "scripted"
+    base_url: str | None = None
+    api_key: str | None = None
+    # endpoint: the served model's name (None: the endpoint's first); served: a model path or hub id
+    # (None: the policy's base model, frozen).
+    model: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 96
+    # Seconds one user reply may take; past it the episode ends with reward 0 and the job goes on.
+    timeout: float = 60.0
+    max_turns: int = 5
+    stop_token: str = "END_CONVERSATION"
+    # served only: its port and its share of the GPU (beside the policy's server and trainer).
+    port: int = 8100
+    gpu_memory_utilization: float = 0.15
 
 
 @dataclass
@@ -150,6 +183,7 @@ class KitConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    user_model: UserModelConfig = field(default_factory=UserModelConfig)
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     sft: SFTWarmupConfig = field(default_factory=SFTWarmupConfig)
@@ -166,6 +200,7 @@ _CHOICES = {
     ("generation", "mode"): ("transformers", "server", "colocate"),
     ("generation", "weight_sync"): ("auto", "nccl", "ipc", "reload"),
     ("env", "tools_in_prompt"): ("all", "task"),
+    ("user_model", "kind"): ("scripted", "endpoint", "served"),
 }
 # GRPOConfig fields the kit sets itself from its own sections; naming them in `grpo` is an error.
 _KIT_OWNED_GRPO = {
@@ -261,6 +296,7 @@ SECTIONS = {
     "model": ModelConfig,
     "env": EnvConfig,
     "rollout": RolloutConfig,
+    "user_model": UserModelConfig,
     "generation": GenerationConfig,
     "serve": ServeConfig,
     "sft": SFTWarmupConfig,
@@ -300,6 +336,22 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
         raise ConfigError(
             f"task_selection has probe_tasks {selection.probe_tasks} and samples {selection.samples}: "
             "probe_tasks must be 0 (off) or more, and samples at least 2 (outcomes can only differ among 2+)."
+        )
+    if not 0.0 <= sections["env"].dialogue_share <= 1.0:
+        raise ConfigError(
+            f"env.dialogue_share is {sections['env'].dialogue_share}; it must be between 0 and 1."
+        )
+    user = sections["user_model"]
+    if user.kind == "endpoint" and not user.base_url:
+        raise ConfigError(
+            "user_model.kind is 'endpoint' but user_model.base_url is not set: give the OpenAI-compatible "
+            "endpoint of the user model (e.g. user_model.base_url=http://127.0.0.1:8100), or use "
+            "user_model.kind=served (the job starts one) or scripted (no model)."
+        )
+    if user.max_turns < 1 or user.timeout <= 0:
+        raise ConfigError(
+            f"user_model.max_turns must be 1 or more and user_model.timeout above 0; got {user.max_turns} "
+            f"and {user.timeout}."
         )
     return KitConfig(**sections, grpo=dict(grpo), recipe=recipe)
 

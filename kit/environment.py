@@ -7,6 +7,7 @@ The trainer, the evaluator and the notebooks see an environment only through `Ta
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -15,6 +16,10 @@ from kit.paths import resolve_path
 from kit.rollout import Episode, Sandbox, Task
 
 log = logging.getLogger(__name__)
+
+DIALOGUE_FIELDS = ("user_model_system_prompt", "verifier_metadata")
+"""A row's fields for its simulated user (NeMo-Gym's multi-turn rows); a row with a user prompt is a
+dialogue task."""
 
 
 class TaskEnvironment(Protocol):
@@ -57,11 +62,15 @@ class WorkplaceEnvironment:
         the kit's generated data, say) is flagged in `task.info["invalid"]`; with `skip_invalid` it is
         left out, and the count is logged once.
         """
+        from kit.envs.workplace.dialogue_variants import with_dialogue_variants
         from kit.envs.workplace.reward import ground_truth_problem
         from kit.envs.workplace.tasks import build_messages, load_rows
 
         tasks, skipped = [], []
-        for row in load_rows(resolve_path(source)):
+        rows = load_rows(resolve_path(source))
+        if self.cfg.dialogue_share:
+            rows = with_dialogue_variants(rows, self.cfg.dialogue_share, random.Random(f"dialogue-{source}"))
+        for row in rows:
             tier, category = row.get("tier"), row.get("category")
             if tier is not None and self.cfg.tiers and tier not in self.cfg.tiers:
                 continue
@@ -74,7 +83,8 @@ class WorkplaceEnvironment:
                 skipped.append(problem)
                 continue
             info = {"id": row.get("id"), "category": category, "tier": tier, "invalid": problem}
-            tasks.append(Task(messages=messages, tools=tools, ground_truth=truth, info=info))
+            user = {key: row[key] for key in DIALOGUE_FIELDS if key in row}
+            tasks.append(Task(messages=messages, tools=tools, ground_truth=truth, info=info, user=user))
             if limit is not None and len(tasks) >= limit:
                 break
         if skipped:
@@ -96,6 +106,11 @@ class WorkplaceEnvironment:
         from kit.envs.workplace.reward import outcome_reward
 
         return outcome_reward(tool_calls, task.ground_truth, base=self.base)
+
+
+def episode_reward(env: TaskEnvironment, task: Task, episode: Episode) -> float:
+    """The episode's outcome reward, or 0 when it failed (its simulated user broke down)."""
+    return 0.0 if episode.failure else env.outcome(task, episode.tool_calls)
 
 
 def make_environment(cfg: EnvConfig) -> TaskEnvironment:

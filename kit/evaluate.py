@@ -1,23 +1,25 @@
 """Success rate on tasks, per category and tier: with a local model, or through a served endpoint.
 
-Local evaluation runs the same rollout as training (greedy). Served evaluation talks to
-`/v1/chat/completions` with `tools=` through the official `openai` client, so the server's tool
-parser (the same plugin file the trainer uses) turns the model's text into `tool_calls`.
+Every evaluation runs the training rollout (`kit.rollout`, greedy): the same tool-output cut, the same
+parse-error feedback and, on dialogue tasks, the same simulated user. `kit eval --server URL` drives a
+vLLM server (`kit serve`) through the same loop with token-id prompts, so its figure means what the
+training evaluations mean. The report counts free successes apart: tasks on which doing nothing
+already scores 1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
-from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kit.config import KitConfig
-from kit.environment import TaskEnvironment, make_environment
+from kit.environment import TaskEnvironment, episode_reward, make_environment
 from kit.generation.base import Generator, Sampling
 from kit.rollout import Episode, Rollouts, Task
 
@@ -34,16 +36,32 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     return (max(0.0, center - half), min(1.0, center + half))
 
 
-def summarize(tasks: list[Task], rewards: list[float]) -> dict[str, Any]:
-    """Success rate overall, per category and per tier, each with its 95 % interval. Tasks whose ground
-    truth does not apply to the databases (`task.info["invalid"]`) are counted apart, not scored."""
-    groups: dict[str, dict[str, list[float]]] = {"category": defaultdict(list), "tier": defaultdict(list)}
+def summarize(
+    tasks: list[Task],
+    rewards: list[float],
+    free: list[bool] | None = None,
+    episodes: list[Episode] | None = None,
+) -> dict[str, Any]:
+    """Success rate overall, per category, tier and ambiguity type, each with its 95 % interval.
+
+    Tasks whose ground truth does not apply to the databases (`task.info["invalid"]`) are counted apart,
+    not scored. With `free` (per task: doing nothing scores 1), `earned` is the success rate on the
+    other tasks. With `episodes`, `dialogue` says how the dialogue tasks' conversations ended.
+    """
+    groups: dict[str, dict[str, list[float]]] = {
+        "category": defaultdict(list),
+        "tier": defaultdict(list),
+        "ambiguity_type": defaultdict(list),
+    }
     invalid = [task for task in tasks if task.info.get("invalid")]
-    scored = [(t, r) for t, r in zip(tasks, rewards, strict=True) if not t.info.get("invalid")]
-    rewards = [r for _, r in scored]
-    for task, reward in scored:
-        for key in groups:
+    free = free or [False] * len(tasks)
+    scored = [(t, r, f) for t, r, f in zip(tasks, rewards, free, strict=True) if not t.info.get("invalid")]
+    rewards = [r for _, r, _ in scored]
+    for task, reward, _ in scored:
+        for key in ("category", "tier"):
             groups[key][str(task.info.get(key, "unknown"))].append(reward)
+        if task.is_dialogue:
+            groups["ambiguity_type"][task.ambiguity_type].append(reward)
 
     def rate(values: list[float]) -> dict[str, Any]:
         successes = sum(v >= 1.0 for v in values)
@@ -59,7 +77,21 @@ def summarize(tasks: list[Task], rewards: list[float]) -> dict[str, Any]:
         "by_category": {k: rate(v) for k, v in sorted(groups["category"].items())},
         "by_tier": {k: rate(v) for k, v in sorted(groups["tier"].items())},
         "invalid": len(invalid),
+        "free": sum(f for _, _, f in scored),
+        "earned": rate([r for _, r, f in scored if not f]),
     }
+    if groups["ambiguity_type"]:
+        report["by_ambiguity_type"] = {k: rate(v) for k, v in sorted(groups["ambiguity_type"].items())}
+    if episodes is not None:
+        talks = [e for t, e in zip(tasks, episodes, strict=True) if t.is_dialogue]
+        if talks:
+            report["dialogue"] = {
+                "tasks": len(talks),
+                "user_turns": round(sum(e.user_turns for e in talks) / len(talks), 3),
+                "ended_by_user": round(sum(e.end_reason == "user_stop" for e in talks) / len(talks), 4),
+                "user_errors": sum(e.end_reason == "user_error" for e in talks),
+                "end_reasons": dict(Counter(e.end_reason for e in talks).most_common()),
+            }
     if invalid:
         report["invalid_reasons"] = sorted({task.info["invalid"] for task in invalid})[:5]
     return report
@@ -74,18 +106,39 @@ class Evaluation:
     rewards: list[float]
 
 
+def free_successes(env: TaskEnvironment, tasks: list[Task]) -> list[bool]:
+    """Per task: whether doing nothing already scores 1 (its ground truth changes nothing here)."""
+    return [env.outcome(task, []) >= 1.0 for task in tasks]
+
+
 def evaluate_with_generator(
-    cfg: KitConfig, generator: Generator, tokenizer, env: TaskEnvironment, tasks: list[Task], max_tokens: int
+    cfg: KitConfig,
+    generator: Generator,
+    tokenizer,
+    env: TaskEnvironment,
+    tasks: list[Task],
+    max_tokens: int,
+    user=None,
 ) -> Evaluation:
-    """Greedy rollouts of `tasks` (the training rollout, temperature 0), scored once."""
-    rollouts = Rollouts(cfg.rollout, tokenizer, env.new_sandbox)
+    """Greedy rollouts of `tasks` (the training rollout, temperature 0), scored once; `user` answers the
+    dialogue tasks."""
+    rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
     episodes = rollouts.run(tasks, generator, Sampling(temperature=0.0), max_tokens)
-    rewards = [env.outcome(t, e.tool_calls) for t, e in zip(tasks, episodes, strict=True)]
-    return Evaluation(summarize(tasks, rewards), episodes, rewards)
+    rewards = [episode_reward(env, t, e) for t, e in zip(tasks, episodes, strict=True)]
+    report = summarize(tasks, rewards, free_successes(env, tasks), episodes)
+    if any(t.is_dialogue for t in tasks):
+        report["user_model"] = getattr(user, "name", None)
+    return Evaluation(report, episodes, rewards)
 
 
 def evaluate_model(
-    cfg: KitConfig, model, tokenizer, env: TaskEnvironment, tasks: list[Task], max_tokens: int | None = None
+    cfg: KitConfig,
+    model,
+    tokenizer,
+    env: TaskEnvironment,
+    tasks: list[Task],
+    max_tokens: int | None = None,
+    user=None,
 ) -> Evaluation:
     """Greedy rollouts of a local transformers model, in eval mode with its KV cache on.
 
@@ -100,81 +153,60 @@ def evaluate_model(
     model.config.use_cache = True
     try:
         generator = TransformersGenerator.for_model(model, tokenizer)
-        return evaluate_with_generator(cfg, generator, tokenizer, env, tasks, tokens)
+        return evaluate_with_generator(cfg, generator, tokenizer, env, tasks, tokens, user)
     finally:
         model.train(was_training)
         model.config.use_cache = used_cache
 
 
-def _served_episode(
-    client, model: str, env: TaskEnvironment, task: Task, cfg: KitConfig, max_tokens: int
-) -> float:
-    sandbox = env.new_sandbox(task)
-    messages: list[dict[str, Any]] = list(task.messages)
-    calls: list[dict[str, Any]] = []
-    for _ in range(cfg.rollout.max_turns):
-        reply = (
-            client.chat.completions.create(
-                model=model, messages=messages, tools=task.tools, temperature=0.0, max_tokens=max_tokens
-            )
-            .choices[0]
-            .message
-        )
-        if not reply.tool_calls:
-            break
-        messages.append(reply.model_dump(exclude_none=True))
-        for tool_call in reply.tool_calls:
-            observation = sandbox.call(tool_call.function.name, tool_call.function.arguments)
-            try:
-                arguments = json.loads(tool_call.function.arguments)
-            except json.JSONDecodeError:
-                arguments = tool_call.function.arguments
-            calls.append({"name": tool_call.function.name, "arguments": arguments})
-            messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": observation})
-    return env.outcome(task, calls)
+def write_episodes(path: Path, tasks: list[Task], evaluation: Evaluation) -> None:
+    """The evaluation's episodes, one JSON line each in the trajectories.jsonl format: the whole
+    dialogue (assistant, tool and simulated-user messages), calls, reward and why each ended. The
+    notebooks' TrajectoryBrowser reads it."""
+    from kit.run_folder import episode_records
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = episode_records(tasks, evaluation.episodes, evaluation.rewards)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
 
-def evaluate_served(
-    cfg: KitConfig,
-    base_url: str,
-    api_key: str | None,
-    env: TaskEnvironment,
-    tasks: list[Task],
-    max_tokens: int,
-) -> dict[str, Any]:
-    """Evaluate through a served OpenAI-compatible endpoint (tool parsing happens server-side)."""
-    from openai import OpenAI
-
-    client = OpenAI(
-        base_url=base_url.rstrip("/") + "/v1", api_key=api_key or "EMPTY", timeout=300, max_retries=1
-    )
-    model = client.models.list().data[0].id
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        rewards = list(pool.map(lambda t: _served_episode(client, model, env, t, cfg, max_tokens), tasks))
-    return summarize(tasks, rewards)
+def episodes_path(report_path: str | Path) -> Path:
+    """Where `kit eval --out REPORT` writes its episodes: beside the report, REPORT_STEM.episodes.jsonl."""
+    path = Path(report_path)
+    return path.with_name(path.stem + ".episodes.jsonl")
 
 
 def evaluate_cli(cfg: KitConfig, args) -> int:
-    """`kit eval`: print (and optionally write) the JSON report."""
+    """`kit eval`: print the JSON report; with --out, write it and its episodes beside it."""
+    from kit.models import load_tokenizer, resolve_model
+    from kit.user_simulators import open_user_simulator
+
     env = make_environment(cfg.env)
     tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.env.max_eval_rows)
     max_tokens = int(cfg.grpo.get("max_completion_length", 256))
-    if args.server:
-        report = evaluate_served(
-            cfg, args.server, args.api_key or cfg.generation.api_key, env, tasks, max_tokens
-        )
-        report["endpoint"] = args.server
-    else:
-        from kit.models import load_policy, load_tokenizer, resolve_model
+    model_dir = resolve_model(args.model or cfg.model.name_or_path)
+    tokenizer = load_tokenizer(cfg.model, model_dir)
+    log_dir = Path(args.out).parent if args.out else Path(cfg.run.output_dir)
+    dialogue = any(task.is_dialogue for task in tasks)
+    with open_user_simulator(cfg, env.outcome, log_dir) if dialogue else contextlib.nullcontext() as user:
+        if args.server:
+            from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
 
-        model_dir = resolve_model(args.model or cfg.model.name_or_path)
-        tokenizer = load_tokenizer(cfg.model, model_dir)
-        model = load_policy(cfg.model, model_dir)
-        report = evaluate_model(cfg, model, tokenizer, env, tasks, max_tokens).report
-        report["model"] = model_dir
-    text = json.dumps(report, indent=2)
+            client = VLLMServerClient(args.server, args.api_key or cfg.generation.api_key)
+            evaluation = evaluate_with_generator(
+                cfg, VLLMServerGenerator(client), tokenizer, env, tasks, max_tokens, user
+            )
+            evaluation.report["endpoint"] = args.server
+        else:
+            from kit.models import load_policy
+
+            model = load_policy(cfg.model, model_dir)
+            evaluation = evaluate_model(cfg, model, tokenizer, env, tasks, max_tokens, user)
+            evaluation.report["model"] = model_dir
+    text = json.dumps(evaluation.report, indent=2)
     print(text)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text + "\n")
+        write_episodes(episodes_path(args.out), tasks, evaluation)
     return 0

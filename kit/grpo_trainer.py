@@ -21,7 +21,7 @@ from transformers import TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from kit.config import KitConfig
-from kit.environment import TaskEnvironment
+from kit.environment import TaskEnvironment, episode_reward
 from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
@@ -180,12 +180,12 @@ class KitRollout:
     """TRL `rollout_func` + reward functions sharing the episodes of the current batch."""
 
     def __init__(
-        self, cfg: KitConfig, env: TaskEnvironment, tasks: list[Task], tokenizer, run: RunFolder
+        self, cfg: KitConfig, env: TaskEnvironment, tasks: list[Task], tokenizer, run: RunFolder, user=None
     ) -> None:
         self.cfg = cfg
         self.env = env
         self.by_prompt = {prompt_key(t.messages): t for t in tasks}
-        self.rollouts = Rollouts(cfg.rollout, tokenizer, env.new_sandbox)
+        self.rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
         self.run = run
         self.generator: Generator | None = None
         self._episodes: dict[str, list[Episode]] = {}
@@ -216,7 +216,7 @@ class KitRollout:
         """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state."""
         episodes = [self._episodes[r][i] for r, i in zip(rollout_id, episode_index, strict=True)]
         tasks = [self._task(p) for p in prompts]
-        rewards = [self.env.outcome(t, e.tool_calls) for t, e in zip(tasks, episodes, strict=True)]
+        rewards = [episode_reward(self.env, t, e) for t, e in zip(tasks, episodes, strict=True)]
         if log_metric is not None:
             for name, value in episode_metrics(episodes, rewards).items():
                 log_metric(name, value)
@@ -248,6 +248,8 @@ def episode_metrics(episodes: list[Episode], rewards: list[float]) -> dict[str, 
         "episode/tool_error_rate": sum(e.tool_errors for e in episodes) / max(calls, 1),
         "episode/turns": turns / n,
         "episode/completion_tokens": sum(e.generated_tokens for e in episodes) / n,
+        "episode/user_turns": sum(e.user_turns for e in episodes) / n,
+        "episode/user_errors": sum(e.failure is not None for e in episodes) / n,
     }
 
 
@@ -286,14 +288,16 @@ def build_trainer(
     env: TaskEnvironment,
     tasks: list[Task],
     run: RunFolder,
+    user=None,
 ) -> KitGRPOTrainer:
-    """A ready-to-train GRPOTrainer over `tasks`, generating with the configured mode."""
+    """A ready-to-train GRPOTrainer over `tasks`, generating with the configured mode; `user` (a
+    `kit.user_simulators.UserSimulator`) answers the dialogue tasks."""
     from datasets import Dataset
 
     setup = resolve_generation(cfg)
     setup.check()
 
-    rollout = KitRollout(cfg, env, tasks, tokenizer, run)
+    rollout = KitRollout(cfg, env, tasks, tokenizer, run, user)
     reward_funcs: list[Callable] = [rollout.outcome]
     for name in cfg.env.shaping_rewards:
         if name not in env.shaping:

@@ -270,6 +270,10 @@ def episode_records(
             "parse_failures": episode.parse_failures,
             "tool_errors": episode.tool_errors,
             "completion_tokens": episode.generated_tokens,
+            "user_turns": episode.user_turns,
+            "ambiguity_type": task.ambiguity_type,
+            "end_reason": episode.end_reason,
+            "failure": episode.failure,
         }
         for task, episode, reward in zip(tasks, episodes, rewards, strict=True)
     ]

@@ -18,11 +18,16 @@ from kit.environment import TaskEnvironment
 from kit.models import mixed_precision_args
 from kit.rollout import Task
 from kit.run_folder import RunFolder
+from kit.user_simulators import clarification
 
 log = logging.getLogger(__name__)
 
 FINAL_ANSWER = "Done."
 NO_ACTION_ANSWER = "There is nothing to change for this request."
+CLARIFYING_QUESTION = (
+    "Before I make any change: your request leaves something open. Could you tell me exactly which "
+    "item, person, date or option you mean?"
+)
 
 
 def kit_call_format(name: str, arguments: dict[str, Any]) -> str:
@@ -34,9 +39,15 @@ def kit_call_format(name: str, arguments: dict[str, Any]) -> str:
 def demonstration(
     task: Task, env: TaskEnvironment, call_format: Callable[[str, dict[str, Any]], str] = kit_call_format
 ) -> list[dict[str, Any]]:
-    """The task's conversation with its ground-truth calls made one per turn, results from a fresh sandbox."""
+    """The task's conversation with its ground-truth calls made one per turn, results from a fresh sandbox.
+
+    A dialogue task's demonstration first asks the user what the request leaves open and gets the row's
+    clarification back (what the scripted user says), then acts."""
     sandbox = env.new_sandbox(task)
     messages = list(task.messages)
+    if task.is_dialogue:
+        messages.append({"role": "assistant", "content": CLARIFYING_QUESTION})
+        messages.append({"role": "user", "content": clarification(task)})
     for call in task.ground_truth:
         arguments = call["arguments"]
         if isinstance(arguments, str):

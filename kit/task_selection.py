@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kit.generation.base import Generator, Sampling
-from kit.rollout import Rollouts, Task
+from kit.rollout import Episode, Rollouts, Task
 
 # Tasks probed per rollout batch (times the samples per task).
 PROBE_BATCH_TASKS = 32
@@ -43,7 +43,7 @@ def mixed_outcome_tasks(
     generator: Generator,
     sampling: Sampling,
     max_tokens: int,
-    reward: Callable[[Task, list[dict]], float],
+    reward: Callable[[Task, Episode], float],
     samples: int,
     want: int | None = None,
 ) -> Selection:
@@ -55,7 +55,7 @@ def mixed_outcome_tasks(
         batch = candidates[start : start + PROBE_BATCH_TASKS]
         episodes = rollouts.run([t for t in batch for _ in range(samples)], generator, sampling, max_tokens)
         for i, task in enumerate(batch):
-            rewards = [reward(task, e.tool_calls) for e in episodes[i * samples : (i + 1) * samples]]
+            rewards = [reward(task, e) for e in episodes[i * samples : (i + 1) * samples]]
             probed.append(sum(rewards) / samples)
             if len(set(rewards)) > 1 and (want is None or len(kept) < want):
                 kept.append(task)

@@ -21,7 +21,9 @@ summary.json; GRPO continues at the checkpoint's step; the after-GRPO evaluation
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
+import functools
 import logging
 import statistics
 import time
@@ -31,11 +33,12 @@ from typing import Any
 from transformers import TrainerCallback
 
 from kit.config import ConfigError, KitConfig, save_config
-from kit.environment import make_environment
+from kit.environment import episode_reward, make_environment
 from kit.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.models import load_policy, load_tokenizer, resolve_model
 from kit.resume import grpo_finished, prepare_resume, start_fresh
 from kit.run_folder import RunFolder, process_count, process_rank
+from kit.user_simulators import open_user_simulator
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
@@ -63,6 +66,7 @@ class TrainingJob:
             start_fresh(self.run)
         save_config(cfg, self.run.path / "config.yaml")
         self.server = None
+        self._user_context = contextlib.ExitStack()
         if cfg.generation.mode == "server" and cfg.generation.start_server:
             # Started before the policy loads: on a GPU the server takes its share of memory first.
             from kit.serve import VLLMServer
@@ -82,6 +86,13 @@ class TrainingJob:
         self.eval_tasks = (
             self.env.load_tasks(cfg.env.eval_file, limit=cfg.run.eval_tasks) if cfg.run.eval_tasks else []
         )
+        # The simulated user of dialogue tasks; a served one's server starts before the policy loads.
+        self.user = None
+        if any(task.is_dialogue for task in [*self.train_tasks, *self.eval_tasks]):
+            self.user = self._user_context.enter_context(
+                open_user_simulator(cfg, self.env.outcome, self.run.path)
+            )
+            atexit.register(self.close)
         self.grpo_finished = self.resumed_from is not None and grpo_finished(cfg, self.resumed_from)
         # Otherwise TRL loads the checkpoint's weights into the policy when GRPO resumes.
         weights = str(self.resumed_from.path) if self.grpo_finished else self.model_dir
@@ -153,9 +164,13 @@ class TrainingJob:
     def _evaluation(self) -> Evaluation:
         generator = self.served_generator()
         if generator is None:
-            return evaluate_model(self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks)
+            return evaluate_model(
+                self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks, user=self.user
+            )
         tokens = int(self.cfg.grpo.get("max_completion_length", 256))
-        return evaluate_with_generator(self.cfg, generator, self.tokenizer, self.env, self.eval_tasks, tokens)
+        return evaluate_with_generator(
+            self.cfg, generator, self.tokenizer, self.env, self.eval_tasks, tokens, self.user
+        )
 
     def served_generator(self):
         """In server mode with a kit sync (reload, ipc): the server, after pushing the current policy to
@@ -207,11 +222,11 @@ class TrainingJob:
         grpo = self.cfg.grpo
         chosen = mixed_outcome_tasks(
             self.train_tasks[: selection.probe_tasks],
-            Rollouts(self.cfg.rollout, self.tokenizer, self.env.new_sandbox),
+            Rollouts.from_config(self.cfg, self.tokenizer, self.env, self.user),
             generator,
             Sampling(grpo.get("temperature", 1.0), grpo.get("top_p", 1.0)),
             int(grpo.get("max_completion_length", 256)),
-            self.env.outcome,
+            functools.partial(episode_reward, self.env),
             selection.samples,
         )
         if not chosen.tasks:
@@ -239,7 +254,7 @@ class TrainingJob:
             self._timed("grpo", started)
             return None
         self.trainer = build_trainer(
-            self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run
+            self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run, self.user
         )
         for callback in callbacks:
             self.trainer.add_callback(callback)
@@ -270,7 +285,8 @@ class TrainingJob:
         self.tokenizer.save_pretrained(str(self.run.final_model))
 
     def close(self) -> None:
-        """Stop the server this job started, if any (also done by `finish`)."""
+        """Stop the servers this job started, if any (also done by `finish`)."""
+        self._user_context.close()
         if self.server is not None:
             self.server.stop()
             self.server = None

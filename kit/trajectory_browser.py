@@ -13,7 +13,22 @@ from kit.analysis import call_text, classify_episode
 from kit.notebook import display, try_widget
 from kit.run_folder import RunFolder
 
-_ROLE_COLOURS = {"system": "#eee", "user": "#e3f0ff", "assistant": "#fff4d6", "tool": "#e6f7e6"}
+_ROLE_COLOURS = {
+    "system": "#eee",
+    "user": "#e3f0ff",
+    "assistant": "#fff4d6",
+    "tool": "#e6f7e6",
+    "simulated user": "#f1e4fb",
+}
+
+
+def _episode_turns(record: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(label, content) of each message the episode added; a user message there is the simulated user's
+    reply (a dialogue task), not the request."""
+    return [
+        ("simulated user" if m.get("role") == "user" else m.get("role", "?"), m.get("content"))
+        for m in record.get("messages", [])
+    ]
 
 
 def _escape(text: Any, limit: int = 1500) -> str:
@@ -41,17 +56,17 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
         f"{_escape(task.get('category'))}/{_escape(task.get('tier'))} &middot; reward {reward:.2f} "
         f"&middot; {verdict}</div><div style='font-size:90%'>turns {record.get('turns')}, "
         f"parse failures {record.get('parse_failures')}, tool errors {record.get('tool_errors')}, "
-        f"completion tokens {record.get('completion_tokens')}</div>"
+        f"completion tokens {record.get('completion_tokens')}{_dialogue_line(record)}</div>"
     )
-    rows = []
-    conversation = [m for m in record.get("prompt", []) if m.get("role") != "system"]
-    for message in [*conversation, *record.get("messages", [])]:
-        role = message.get("role", "?")
-        rows.append(
-            f"<div style='background:{_ROLE_COLOURS.get(role, '#fff')};padding:4px 8px;margin:2px 0;"
-            f"border-radius:4px'><b>{role}</b><pre style='white-space:pre-wrap;margin:2px 0'>"
-            f"{_escape(message.get('content'))}</pre></div>"
-        )
+    prompt = [
+        (m.get("role"), m.get("content")) for m in record.get("prompt", []) if m.get("role") != "system"
+    ]
+    rows = [
+        f"<div style='background:{_ROLE_COLOURS.get(role, '#fff')};padding:4px 8px;margin:2px 0;"
+        f"border-radius:4px'><b>{role}</b><pre style='white-space:pre-wrap;margin:2px 0'>"
+        f"{_escape(content)}</pre></div>"
+        for role, content in [*prompt, *_episode_turns(record)]
+    ]
     calls = "".join(
         f"<li><code>{_escape(call_text(c), 400)}</code></li>" for c in record.get("tool_calls", [])
     )
@@ -67,6 +82,16 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
     return f"<div>{header}{''.join(rows)}{footer}</div>"
 
 
+def _dialogue_line(record: dict[str, Any]) -> str:
+    if not record.get("ambiguity_type"):
+        return ""
+    failure = f" ({record['failure']})" if record.get("failure") else ""
+    return (
+        f"<br>dialogue ({_escape(record['ambiguity_type'])}): {record.get('user_turns')} user "
+        f"replies, ended by {_escape(record.get('end_reason'))}{_escape(failure)}"
+    )
+
+
 def episode_text(record: dict[str, Any]) -> str:
     """One episode as plain text (for logs and terminals)."""
     task = record.get("task", {})
@@ -74,8 +99,8 @@ def episode_text(record: dict[str, Any]) -> str:
         f"{_when(record)}  {task.get('category')}/{task.get('tier')}  reward "
         f"{record.get('reward', 0.0):.2f}  ({classify_episode(record)})"
     ]
-    for message in record.get("messages", []):
-        lines.append(f"[{message.get('role')}] {message.get('content')}")
+    for role, content in _episode_turns(record):
+        lines.append(f"[{role}] {content}")
     lines.append(f"calls made:   {[call_text(c) for c in record.get('tool_calls', [])]}")
     lines.append(f"ground truth: {[call_text(c) for c in record.get('ground_truth', [])]}")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ once weights are synced the server's greedy output changes to the trainer's.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -16,17 +17,19 @@ import pytest
 from conftest import PROJECT_ROOT
 from tool_models import TASK_OVERRIDES, tool_caller
 
-from kit.config import load_config
+from kit.config import UserModelConfig, load_config
 from kit.environment import make_environment
+from kit.envs.workplace.dialogue_variants import user_prompt
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.grpo_trainer import build_trainer
 from kit.models import load_policy, load_tokenizer
 from kit.net import free_port
-from kit.rollout import ToolMessageEncoder
+from kit.rollout import Rollouts, ToolMessageEncoder
 from kit.run_folder import RunFolder
 from kit.serve import VLLMServer
+from kit.user_simulators import EndpointUser
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow
@@ -140,6 +143,65 @@ def test_a_short_conversation_takes_its_next_turns_while_a_long_one_still_genera
         generator if continuous else _InRounds(generator), conversations, Sampling(), on_completion
     )
     assert answered == ([0, 0, 0, 1] if continuous else [0, 1, 0, 0])
+
+
+def _dialogue_rows(cfg, path, count: int = 2):
+    rows = [json.loads(line) for line in (PROJECT_ROOT / cfg.env.eval_file).read_text().splitlines()[:count]]
+    for row in rows:
+        request = row["responses_create_params"]["input"][-1]["content"]
+        row["user_model_system_prompt"] = user_prompt(request)
+        row["verifier_metadata"] = {"ambiguity_type": "missing_constraint", "original_user_query": request}
+        row["responses_create_params"]["input"][-1]["content"] = "Can you take care of that thing for me?"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return rows
+
+
+def test_the_served_model_as_user_model_answers_within_its_rules(server):
+    cfg = server["cfg"]
+    url = server["server"].url
+    user = EndpointUser(UserModelConfig(kind="endpoint", base_url=url, max_tokens=48, timeout=120.0))
+    user.check()
+    assert user.model == cfg.model.name_or_path
+    env = make_environment(cfg.env)
+    task = env.load_tasks(cfg.env.eval_file, limit=1)[0]
+    task.user = {
+        "user_model_system_prompt": user_prompt(task.messages[-1]["content"]),
+        "verifier_metadata": {},
+    }
+    reply = user.reply(task, [{"role": "user", "content": "Which task do you mean exactly?"}], [])
+    assert reply.error is None and (reply.stop or reply.text), reply
+    # The policy through the server's completions endpoint, the same server as its user: one loop.
+    tokenizer = load_tokenizer(cfg.model, server["caller_dir"])
+    rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
+    (episode,) = rollouts.run([task], VLLMServerGenerator(VLLMServerClient(url)), Sampling(0.0), 160)
+    assert episode.end_reason in {"user_stop", "max_user_turns", "budget", "max_turns", "user_error"}
+    for message in (m for m in episode.messages if m["role"] == "user"):
+        masked = [t for t, m in zip(episode.completion_ids, episode.env_mask, strict=True) if m == 0]
+        assert message["content"] in tokenizer.decode(masked)
+
+
+def test_kit_eval_server_runs_dialogue_rows_through_the_training_loop(server, cli, tmp_path):
+    cfg = server["cfg"]
+    rows_file = tmp_path / "dialogue.jsonl"
+    rows = _dialogue_rows(cfg, rows_file)
+    out = tmp_path / "report.json"
+    result = cli(
+        "eval", "--config", "cpu_demo", "--model", server["caller_dir"], "--server", server["server"].url,
+        "--tasks", str(rows_file), "--out", str(out), "grpo.max_completion_length=96",
+        "user_model.kind=scripted", "user_model.max_turns=2", "env.tiers=[easy, medium, hard]",
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    assert report == json.loads(result.stdout)
+    assert report["n"] == len(rows) and report["user_model"] == "scripted"
+    assert report["dialogue"]["tasks"] == len(rows)
+    episodes = [json.loads(line) for line in (tmp_path / "report.episodes.jsonl").read_text().splitlines()]
+    assert [e["task"]["id"] for e in episodes] == [row["id"] for row in rows]
+    assert all(e["end_reason"] and e["ambiguity_type"] == "missing_constraint" for e in episodes)
+    # The scripted user answered with the row's original intent wherever the policy's turn ended in text.
+    for episode in episodes:
+        replies = [m["content"] for m in episode["messages"] if m["role"] == "user"]
+        assert len(replies) == episode["user_turns"]
+        assert all("what I want is" in reply for reply in replies)
 
 
 def test_killed_server_stops_training_with_a_clear_error_and_intact_checkpoint(server):
