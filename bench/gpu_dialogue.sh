@@ -17,10 +17,21 @@ export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0
 [ -f data/workplace_dialogue/validation.jsonl ] || $KIT env generate --seed 2 --train 3000 --validation 600 \
   --dialogue-share 1.0 --out data/workplace_dialogue
 
+# vLLM servers that start on one GPU at the same moment can each see the others' memory as taken and die
+# ("No available memory for the cache blocks": seed 0 of the first run here). Each job starts once the
+# previous one's server is up.
+started_up() {  # server-log: wait up to 5 minutes for vLLM's startup line
+  for _ in $(seq 150); do
+    grep -qs "Application startup complete" "$1" && return 0
+    sleep 2
+  done
+  return 1
+}
 for seed in $SEEDS; do
   $KIT train --config gpu_dialogue run.seed=$seed run.output_dir=$RUNS/seed$seed grpo.max_steps=$STEPS \
     serve.port=$((8000 + seed)) serve.gpu_memory_utilization=0.22 run.eval_every=0 \
     > "$RUNS/train_seed$seed.log" 2>&1 &
+  started_up "$RUNS/seed$seed/server.log" || echo "seed $seed: its server did not start; see its log" >&2
 done
 wait
 echo "training done: $(date -u +%FT%TZ)"
@@ -49,13 +60,10 @@ policy_eval() {  # label model port
   kill $server; wait $server 2> /dev/null
 }
 healthy 8200 $user_server || exit 1
-evals=()
-policy_eval base HuggingFaceTB/SmolLM2-135M-Instruct 8110 &
-evals+=($!)
+# One policy server at a time, for the same reason as above.
+policy_eval base HuggingFaceTB/SmolLM2-135M-Instruct 8110
 for seed in $SEEDS; do
-  policy_eval "grpo_seed$seed" "$RUNS/seed$seed/final" $((8111 + seed)) &
-  evals+=($!)
+  policy_eval "grpo_seed$seed" "$RUNS/seed$seed/final" $((8111 + seed))
 done
-wait "${evals[@]}"
 kill $user_server
 echo "evaluations done: $(date -u +%FT%TZ)"

@@ -60,6 +60,7 @@ SMOKE: dict[str, dict[str, Any]] = {
         "nb01_run_dir": f"{SMOKE_RUNS}/01",
         "eval_tasks": 2,
         "max_completion_length": 32,
+        "dialogue_tasks": 2,
     },
     "05_multinode_with_skypilot.ipynb": {"run_rehearsal": False, "rehearsal_dir": f"{SMOKE_RUNS}/05"},
 }
