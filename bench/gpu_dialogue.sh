@@ -14,8 +14,6 @@ EVAL_TASKS=${EVAL_TASKS:-300}
 mkdir -p "$RUNS"
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0
 
-[ -f data/workplace_dialogue/validation.jsonl ] || $KIT env generate --seed 2 --train 3000 --validation 600 \
-  --dialogue-share 1.0 --out data/workplace_dialogue
 
 # vLLM servers that start on one GPU at the same moment can each see the others' memory as taken and die
 # ("No available memory for the cache blocks": seed 0 of the first run here). Each job starts once the

@@ -64,9 +64,11 @@ class WorkplaceEnvironment:
         """
         from kit.envs.workplace.dialogue_variants import with_dialogue_variants
         from kit.envs.workplace.reward import ground_truth_problem
+        from kit.envs.workplace.task_sets import ensure_task_set
         from kit.envs.workplace.tasks import build_messages, load_rows
 
         tasks, skipped = [], []
+        ensure_task_set(source)
         rows = load_rows(resolve_path(source))
         if self.cfg.dialogue_share:
             rows = with_dialogue_variants(rows, self.cfg.dialogue_share, random.Random(f"dialogue-{source}"))

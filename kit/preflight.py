@@ -28,6 +28,7 @@ from typing import Any
 
 from kit.config import DEMO_MODEL, ConfigError, KitConfig
 from kit.device import gpu_available
+from kit.envs.workplace.task_sets import ensure_task_set
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.paths import resolve_path
 from kit.resume import check_resume
@@ -148,7 +149,9 @@ def _model_line(plan: Plan, cfg: KitConfig) -> None:
 
 
 def _data_file(plan: Plan, label: str, source: str, cfg: KitConfig, limit: int | None) -> int | None:
-    """Check a task file; count the rows the env's tier/category filters keep (None when not local)."""
+    """Check a task file; count the rows the env's tier/category filters keep (None when not local). A
+    shipped recipe's generated task set is made here when missing, as `kit train` would."""
+    ensure_task_set(source)
     resolved = resolve_path(source)
     path = Path(resolved)
     if not path.is_file():

@@ -151,3 +151,37 @@ def test_rows_without_toolkits_get_them_from_category_and_ground_truth() -> None
     }
     assert row_toolkits(row) == ["company_directory", "email", "customer_relationship_manager"]
     assert row_toolkits({"category": "workplace_assistant_multi_domain"}) == ["company_directory"]
+
+
+def test_every_recipe_task_file_is_committed_or_made_on_first_use() -> None:
+    """A fresh clone has only data/workplace: every other file a shipped recipe names is a known set."""
+    import subprocess
+
+    from kit.config import load_config
+    from kit.envs.workplace.task_sets import task_set_for
+
+    root = DATA.parents[1]
+    tracked = set(subprocess.run(["git", "ls-files", "data"], cwd=root, capture_output=True, text=True,
+                                 check=True).stdout.split())  # fmt: skip
+    for recipe in sorted((root / "kit" / "recipes").glob("*.yaml")):
+        cfg = load_config(recipe.stem)
+        for source in (cfg.env.train_file, cfg.env.eval_file):
+            assert source in tracked or task_set_for(source) is not None, (recipe.name, source)
+
+
+def test_a_task_set_is_its_command(tmp_path: Path) -> None:
+    """`TaskSet.command()` (what the logs and docs show) makes the same files `ensure_task_set` makes."""
+    import argparse
+    import shlex
+
+    from kit.envs.workplace.cli import register
+    from kit.envs.workplace.task_sets import TASK_SETS
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    for task_set in TASK_SETS:
+        words = shlex.split(task_set.command())
+        assert words[:3] == ["kit", "env", "generate"] and words[-2:] == ["--out", task_set.folder]
+        args = parser.parse_args(["generate", *words[3:-2], "--out", str(tmp_path)])
+        assert (args.seed, args.train, args.validation, args.dialogue_share) == (
+            task_set.seed, task_set.train, task_set.validation, task_set.dialogue_share)  # fmt: skip
