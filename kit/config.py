@@ -1,21 +1,20 @@
 """One config tree for every kit command: dataclasses loaded from YAML recipes plus dotted overrides.
 
 A recipe is a YAML file (or the name of one in `kit/recipes/`) with the sections below. The `grpo` and
-`sft.args` sections pass straight through to TRL's `GRPOConfig` / `SFTConfig` under TRL's own names;
-everything else is the kit's. Every key and value is checked when the recipe loads: an unknown key, a
-value of the wrong type (against the field's type hint, TRL's fields included) or an unreadable recipe is
-a ConfigError that names the key or file, what was expected and the closest valid names.
+`sft.args` sections are TRL's `GRPOConfig` / `SFTConfig` fields under TRL's own names, typed at load
+(kit.trl_args: read with TRL's defaults for what the recipe leaves out); everything else is the kit's.
+Every key and value is checked when the recipe loads: an unknown key, a value of the wrong type (against
+the field's type hint, TRL's fields included) or an unreadable recipe is a ConfigError that names the key
+or file, what was expected and the closest valid names.
 
     cfg = load_config("cpu_demo", ["grpo.max_steps=2", "generation.mode=server"])
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import difflib
-import functools
 import typing
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import yaml
 from kit.config_types import ConfigError, problem
 from kit.recipe_files import check_names, read_recipe, resolve_recipe_path, where
 from kit.run_folder import write_atomic
+from kit.trl_args import GRPOArgs, SFTArgs, TRLArgs, close_matches
 
 DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -149,8 +149,8 @@ class SFTWarmupConfig:
     enabled: bool = False
     num_examples: int = 72
     tiers: list[str] = field(default_factory=lambda: ["easy"])
-    # Passed to TRL's SFTConfig under TRL's names.
-    args: dict[str, Any] = field(default_factory=dict)
+    # TRL's SFTConfig fields under TRL's names.
+    args: SFTArgs = field(default_factory=lambda: SFTArgs({}, "sft.args"))
 
 
 @dataclass
@@ -189,11 +189,20 @@ class KitConfig:
     sft: SFTWarmupConfig = field(default_factory=SFTWarmupConfig)
     task_selection: TaskSelectionConfig = field(default_factory=TaskSelectionConfig)
     run: RunConfig = field(default_factory=RunConfig)
-    grpo: dict[str, Any] = field(default_factory=dict)
+    grpo: GRPOArgs = field(default_factory=lambda: GRPOArgs({}, "grpo"))
     recipe: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The tree as plain data; a TRL section holds only what the recipe sets."""
+        return _plain(self)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, TRLArgs):
+        return copy.deepcopy(value.given)
+    if dataclasses.is_dataclass(value):
+        return {spec.name: _plain(getattr(value, spec.name)) for spec in dataclasses.fields(value)}
+    return copy.deepcopy(value)
 
 
 _CHOICES = {
@@ -202,36 +211,11 @@ _CHOICES = {
     ("env", "tools_in_prompt"): ("all", "task"),
     ("user_model", "kind"): ("scripted", "endpoint", "served"),
 }
-# GRPOConfig fields the kit sets itself from its own sections; naming them in `grpo` is an error.
-_KIT_OWNED_GRPO = {
-    "use_vllm": "generation.mode",
-    "vllm_mode": "generation.mode",
-    "vllm_server_base_url": "generation.server_url",
-    "vllm_server_host": "generation.server_url",
-    "vllm_server_port": "generation.server_url",
-    "output_dir": "run.output_dir",
-    "seed": "run.seed",
-}
-
-
-@functools.cache
-def _trl_hints(class_name: str) -> dict[str, Any]:
-    """Type hints of the fields of TRL's config class ``class_name``."""
-    import trl
-
-    cls = getattr(trl, class_name)
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
-
-
-def _close(name: str, valid: Iterable[str]) -> str:
-    matches = difflib.get_close_matches(name, sorted(valid), n=3, cutoff=0.6)
-    return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
 
 
 def _unknown(key: str, section: str, valid: list[str]) -> ConfigError:
     listing = "" if len(valid) > 40 else f" Valid keys: {', '.join(sorted(valid))}."
-    return ConfigError(f"Unknown key '{key}' in {where(section)}.{_close(key, valid)}{listing}")
+    return ConfigError(f"Unknown key '{key}' in {where(section)}.{close_matches(key, valid)}{listing}")
 
 
 def _apply_override(data: dict[str, Any], override: str) -> None:
@@ -263,32 +247,23 @@ def _build_section(cls: type, section: str, values: Any) -> Any:
     for key in values:
         if key not in hints:
             raise _unknown(key, section, list(hints))
+    built = dict(values)
     for key, value in values.items():
-        if (why := problem(value, hints[key])) is not None:
+        hint = hints[key]
+        if isinstance(hint, type) and issubclass(hint, TRLArgs):
+            if not isinstance(value, dict):
+                raise ConfigError(
+                    f"{section}.{key} must be a mapping of TRL {hint.trl_class} fields, got {value!r}."
+                )
+            check_names(value, f"{section}.{key}")
+            built[key] = hint(value, f"{section}.{key}")
+            continue
+        if (why := problem(value, hint)) is not None:
             raise ConfigError(f"{section}.{key} {why}.")
         choices = _CHOICES.get((section, key))
         if choices and value not in choices:
             raise ConfigError(f"{section}.{key} is {value!r}; valid values: {', '.join(choices)}.")
-    return cls(**values)
-
-
-def _check_trl_keys(section: str, values: dict[str, Any], trl_class: str) -> None:
-    if not isinstance(values, dict):
-        raise ConfigError(f"Section '{section}' must be a mapping of {trl_class} fields, got {values!r}.")
-    check_names(values, section)
-    hints = _trl_hints(trl_class)
-    for key, value in values.items():
-        if section == "grpo" and key in _KIT_OWNED_GRPO:
-            raise ConfigError(
-                f"'grpo.{key}' is set by the kit from '{_KIT_OWNED_GRPO[key]}'; set that instead."
-            )
-        if key not in hints:
-            raise ConfigError(
-                f"Unknown key '{key}' in section '{section}': not a field of TRL's {trl_class}."
-                f"{_close(key, hints.keys())}"
-            )
-        if (why := problem(value, hints[key])) is not None:
-            raise ConfigError(f"{section}.{key} {why} (TRL's {trl_class}.{key}).")
+    return cls(**built)
 
 
 # The kit's own sections (grpo is TRL's GRPOConfig, checked against TRL's field types).
@@ -329,8 +304,9 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
     _check_no_cycles(data)
     sections = {name: _build_section(cls, name, data.get(name)) for name, cls in SECTIONS.items()}
     grpo = {} if data.get("grpo") is None else data["grpo"]
-    _check_trl_keys("grpo", grpo, "GRPOConfig")
-    _check_trl_keys("sft.args", sections["sft"].args, "SFTConfig")
+    if not isinstance(grpo, dict):
+        raise ConfigError(f"Section 'grpo' must be a mapping of GRPOConfig fields, got {grpo!r}.")
+    check_names(grpo, "grpo")
     selection = sections["task_selection"]
     if selection.probe_tasks < 0 or (selection.probe_tasks and selection.samples < 2):
         raise ConfigError(
@@ -353,7 +329,7 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
             f"user_model.max_turns must be 1 or more and user_model.timeout above 0; got {user.max_turns} "
             f"and {user.timeout}."
         )
-    return KitConfig(**sections, grpo=dict(grpo), recipe=recipe)
+    return KitConfig(**sections, grpo=GRPOArgs(grpo, "grpo"), recipe=recipe)
 
 
 def load_config(recipe: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> KitConfig:

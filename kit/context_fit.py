@@ -98,8 +98,8 @@ def generator_context(cfg: KitConfig) -> tuple[int | None, str]:
     mode = cfg.generation.mode
     if mode == "server":
         return cfg.serve.max_model_len, "serve.max_model_len"
-    if mode == "colocate" and cfg.grpo.get("vllm_max_model_length"):
-        return int(cfg.grpo["vllm_max_model_length"]), "grpo.vllm_max_model_length"
+    if mode == "colocate" and cfg.grpo.vllm_max_model_length:
+        return cfg.grpo.vllm_max_model_length, "grpo.vllm_max_model_length"
     return model_context(cfg), "the model's max_position_embeddings"
 
 

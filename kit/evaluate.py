@@ -147,7 +147,7 @@ def evaluate_model(
     """
     from kit.generation.transformers_gen import TransformersGenerator
 
-    tokens = max_tokens or int(cfg.grpo.get("max_completion_length", 256))
+    tokens = max_tokens or cfg.grpo.max_completion_length
     was_training, used_cache = model.training, model.config.use_cache
     model.eval()
     model.config.use_cache = True
@@ -183,7 +183,7 @@ def evaluate_cli(cfg: KitConfig, args) -> int:
 
     env = make_environment(cfg.env)
     tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.env.max_eval_rows)
-    max_tokens = int(cfg.grpo.get("max_completion_length", 256))
+    max_tokens = cfg.grpo.max_completion_length
     model_dir = resolve_model(args.model or cfg.model.name_or_path)
     tokenizer = load_tokenizer(cfg.model, model_dir)
     log_dir = Path(args.out).parent if args.out else Path(cfg.run.output_dir)

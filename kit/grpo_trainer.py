@@ -65,8 +65,9 @@ def prompt_key(messages: list[dict[str, Any]]) -> str:
 
 def grpo_args(cfg: KitConfig, run: RunFolder, setup: GenerationSetup) -> GRPOConfig:
     """TRL's GRPOConfig from the recipe's `grpo` section plus the fields the kit derives itself."""
-    values = {"report_to": "none", "logging_steps": 1, **mixed_precision_args(), **cfg.grpo}
-    return GRPOConfig(output_dir=str(run.checkpoints), seed=cfg.run.seed, **values, **setup.trl_vllm_args())
+    return cfg.grpo.build(
+        mixed_precision_args(), output_dir=str(run.checkpoints), seed=cfg.run.seed, **setup.trl_vllm_args()
+    )
 
 
 class MetricsFileCallback(TrainerCallback):

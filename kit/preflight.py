@@ -33,6 +33,7 @@ from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.paths import resolve_path
 from kit.resume import check_resume
 from kit.run_folder import RunFolder, process_count
+from kit.trl_args import GRPOArgs
 
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -57,21 +58,14 @@ class Batch:
         return self.completions / self.num_generations
 
 
-def batch_for(grpo: dict[str, Any], num_processes: int) -> Batch:
-    """The batch TRL would use with `num_processes` trainer processes (GRPOConfig defaults filled in)."""
-    per_device = int(grpo.get("per_device_train_batch_size", 8))
-    accumulation = int(grpo.get("gradient_accumulation_steps", 1))
-    steps = grpo.get("steps_per_generation")
-    generation_batch = grpo.get("generation_batch_size")
-    if steps is None and generation_batch is not None:
-        steps = max(int(generation_batch) // (per_device * num_processes), 1)
-    return Batch(
-        per_device,
-        num_processes,
-        int(steps or accumulation),
-        accumulation,
-        int(grpo.get("num_generations", 8)),
-    )
+def batch_for(grpo: GRPOArgs, num_processes: int) -> Batch:
+    """The batch TRL would use with `num_processes` trainer processes."""
+    per_device = grpo.per_device_train_batch_size
+    accumulation = grpo.gradient_accumulation_steps
+    steps = grpo.steps_per_generation
+    if steps is None and grpo.generation_batch_size is not None:
+        steps = max(grpo.generation_batch_size // (per_device * num_processes), 1)
+    return Batch(per_device, num_processes, steps or accumulation, accumulation, grpo.num_generations)
 
 
 @dataclass
@@ -103,17 +97,14 @@ def _grpo_config(cfg: KitConfig, setup: GenerationSetup) -> tuple[Any | None, st
     extra = setup.trl_vllm_args()
     if not gpu_available():
         extra["use_cpu"] = True  # lets bf16 recipes be checked here; the GPU run does not get it
-    values = {"report_to": "none", "logging_steps": 1, **cfg.grpo, **extra}
     from accelerate.state import PartialState
 
     # A one-process check: under `accelerate launch` these would make TrainingArguments join a process group.
     hidden = {k: os.environ.pop(k) for k in _DISTRIBUTED_VARS if k in os.environ}
     fresh = not PartialState._shared_state
     try:
-        from trl import GRPOConfig
-
         with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()):
-            return GRPOConfig(output_dir=tmp, seed=cfg.run.seed, **values), None
+            return cfg.grpo.build(output_dir=tmp, seed=cfg.run.seed, **extra), None
     except Exception as error:  # TRL/transformers validation: report the message
         return None, f"TRL's GRPOConfig rejects the grpo section: {type(error).__name__}: {error}"
     finally:
@@ -276,11 +267,10 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
     _tool_parser(plan, cfg)
     _layout(plan, cfg, setup)
 
-    grpo, error = _grpo_config(cfg, setup)
+    _, error = _grpo_config(cfg, setup)
     if error:
         plan.errors.append(error)
-    values = {**cfg.grpo}
-    batch = plan.batch = batch_for(values, num_processes)
+    batch = plan.batch = batch_for(cfg.grpo, num_processes)
     if batch.num_generations < 2:
         plan.errors.append(f"grpo.num_generations is {batch.num_generations}; GRPO needs at least 2.")
     if batch.completions % batch.num_generations:
@@ -296,28 +286,26 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
         f"({batch.per_device} per process x {num_processes} process(es) x {batch.steps_per_generation} "
         f"micro-batches; gradient accumulation {batch.gradient_accumulation_steps})",
     )
-    max_completion = int(values.get("max_completion_length", grpo.max_completion_length if grpo else 256))
-    _sequence(plan, cfg, max_completion)
+    _sequence(plan, cfg, cfg.grpo.max_completion_length)
 
-    max_steps = int(values.get("max_steps", -1))
-    if max_steps > 0:
-        steps = f"{max_steps} (grpo.max_steps)"
+    args = cfg.grpo
+    if args.max_steps > 0:
+        steps = f"{args.max_steps} (grpo.max_steps)"
     elif rows:
-        epochs = float(values.get("num_train_epochs", 3.0))
+        epochs = args.num_train_epochs
         steps = f"~{math.ceil(epochs * rows / max(batch.prompts, 1))} ({epochs:g} epochs of {rows} tasks)"
     else:
         steps = "set by the dataset size (not counted)"
     plan.add("steps", steps)
-    lr = values.get("learning_rate", grpo.learning_rate if grpo else None)
     from kit.models import mixed_precision_args
 
     # What the trainer will use on this machine: the recipe's bf16 if it sets one, else the kit's choice.
-    bf16 = {**mixed_precision_args(), **values}.get("bf16", False)
+    bf16 = args.given.get("bf16", mixed_precision_args().get("bf16", False))
     plan.add(
         "optimizer",
-        f"lr {lr}; beta {values.get('beta', grpo.beta if grpo else '?')}; "
+        f"lr {args.learning_rate}; beta {args.beta}; "
         f"compute {'bf16 autocast' if bf16 else 'float32'} on this machine; "
-        f"gradient checkpointing {values.get('gradient_checkpointing', False)}",
+        f"gradient checkpointing {args.gradient_checkpointing}",
     )
     sft = cfg.sft
     plan.add("sft warm-up", f"{sft.num_examples} examples ({', '.join(sft.tiers)})" if sft.enabled else "off")

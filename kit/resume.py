@@ -138,7 +138,7 @@ def check_resume(cfg: KitConfig, run: RunFolder) -> Checkpoint:
             "replaces the folder's logs."
         )
     newest = complete[-1]
-    max_steps = int(cfg.grpo.get("max_steps", -1))
+    max_steps = cfg.grpo.max_steps
     if 0 < max_steps < newest.step:
         raise ConfigError(
             f"run.resume=true, but grpo.max_steps is {max_steps} and the run's newest checkpoint is at step "
@@ -156,7 +156,7 @@ def check_resume(cfg: KitConfig, run: RunFolder) -> Checkpoint:
 def grpo_finished(cfg: KitConfig, checkpoint: Checkpoint) -> bool:
     """Whether `checkpoint` is the last step of GRPO. HF's Trainer resumed there would train one step
     more (it checks max_steps only after a step), so the kit loads the checkpoint's weights instead."""
-    return 0 < int(cfg.grpo.get("max_steps", -1)) <= checkpoint.step
+    return 0 < cfg.grpo.max_steps <= checkpoint.step
 
 
 def prepare_resume(cfg: KitConfig, run: RunFolder) -> Checkpoint:

@@ -86,7 +86,7 @@ def sft_warmup(
 ):
     """Fine-tune `model` on demonstrations of the configured tiers; returns the trained model."""
     from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTTrainer
 
     chosen = [t for t in tasks if t.info.get("tier") in cfg.sft.tiers][: cfg.sft.num_examples]
     if not chosen:
@@ -95,15 +95,9 @@ def sft_warmup(
             f"{sorted({t.info.get('tier') for t in tasks})}."
         )
     rows = [tokenize_demonstration(tokenizer, demonstration(t, env, call_format), t.tools) for t in chosen]
-    defaults = {
-        "output_dir": str(run.path / "sft"),
-        "report_to": "none",
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "seed": cfg.run.seed,
-        **mixed_precision_args(),
-    }
-    args = SFTConfig(**{**defaults, **cfg.sft.args})
+    args = cfg.sft.args.build(
+        {"seed": cfg.run.seed, **mixed_precision_args()}, output_dir=str(run.path / "sft")
+    )
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
     )

@@ -167,7 +167,7 @@ class TrainingJob:
             return evaluate_model(
                 self.cfg, self.model, self.tokenizer, self.env, self.eval_tasks, user=self.user
             )
-        tokens = int(self.cfg.grpo.get("max_completion_length", 256))
+        tokens = self.cfg.grpo.max_completion_length
         return evaluate_with_generator(
             self.cfg, generator, self.tokenizer, self.env, self.eval_tasks, tokens, self.user
         )
@@ -224,8 +224,8 @@ class TrainingJob:
             self.train_tasks[: selection.probe_tasks],
             Rollouts.from_config(self.cfg, self.tokenizer, self.env, self.user),
             generator,
-            Sampling(grpo.get("temperature", 1.0), grpo.get("top_p", 1.0)),
-            int(grpo.get("max_completion_length", 256)),
+            Sampling(grpo.temperature, grpo.top_p),
+            grpo.max_completion_length,
             functools.partial(episode_reward, self.env),
             selection.samples,
         )
@@ -298,7 +298,7 @@ class TrainingJob:
         self.summary["reward_first_last"] = [steps[0]["reward"], steps[-1]["reward"]] if steps else None
         if steps:
             grpo = self.cfg.grpo
-            per_step = grpo.get("per_device_train_batch_size", 8) * grpo.get("gradient_accumulation_steps", 1)
+            per_step = grpo.per_device_train_batch_size * grpo.gradient_accumulation_steps
             self.run.plot_rewards(self.summary, episodes_per_step=per_step)
         self._timed("total", self.started)
         self.summary["run_folder"] = str(self.run.path)

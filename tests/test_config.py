@@ -12,7 +12,7 @@ from kit.config import ConfigError, load_config, resolve_recipe_path
 
 def test_shipped_recipe_loads_with_overrides():
     cfg = load_config("cpu_demo", ["grpo.max_steps=2", "generation.mode=server", "env.tiers=[easy, medium]"])
-    assert cfg.grpo["max_steps"] == 2
+    assert cfg.grpo.max_steps == 2
     assert cfg.generation.mode == "server"
     assert cfg.env.tiers == ["easy", "medium"]
     assert cfg.model.name_or_path == "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -45,8 +45,8 @@ def test_invalid_choice_lists_valid_values():
 def test_base_recipe_is_merged_under(tmp_path):
     (tmp_path / "child.yaml").write_text("base: cpu_demo\ngrpo:\n  max_steps: 3\n")
     cfg = load_config(tmp_path / "child.yaml")
-    assert cfg.grpo["max_steps"] == 3
-    assert cfg.grpo["num_generations"] == 4  # from cpu_demo
+    assert cfg.grpo.max_steps == 3
+    assert cfg.grpo.num_generations == 4  # from cpu_demo
     assert cfg.sft.enabled
 
 
@@ -87,3 +87,36 @@ def test_relative_paths_are_found_next_to_the_recipe_first(tmp_path, monkeypatch
     assert cfg.model.chat_template == "kit"  # a keyword, not a path
     overridden = load_config(str(folder / "recipe.yaml"), ["env.train_file=tasks.jsonl"])
     assert overridden.env.train_file == "tasks.jsonl"  # an override starts at the current folder
+
+
+def test_trl_sections_read_with_trl_defaults_and_save_only_what_is_set(tmp_path):
+    """A field the recipe leaves out reads as TRL's own default (no kit module retypes one); config.yaml
+    keeps the recipe's values only, and loads back to the same tree."""
+    import trl
+
+    from kit.config import save_config
+
+    cfg = load_config(None, ["grpo.max_steps=3", "sft.args.learning_rate=0.001"])
+    defaults = trl.GRPOConfig(output_dir=str(tmp_path / "o"), use_cpu=True)
+    assert cfg.grpo.max_completion_length == defaults.max_completion_length
+    assert cfg.grpo.temperature == defaults.temperature and cfg.grpo.max_steps == 3
+    assert cfg.grpo.report_to == "none"  # the kit's default where it differs from TRL's
+    assert "max_steps" in cfg.grpo and "temperature" not in cfg.grpo
+    built = cfg.grpo.build(output_dir=str(tmp_path / "b"), use_cpu=True)
+    assert isinstance(built, trl.GRPOConfig) and built.max_steps == 3 and built.logging_steps == 1
+    assert cfg.sft.args.learning_rate == 0.001 and cfg.sft.args.save_strategy == "no"
+    save_config(cfg, tmp_path / "config.yaml")
+    saved = (tmp_path / "config.yaml").read_text()
+    assert "max_completion_length" not in saved
+    again = load_config(tmp_path / "config.yaml")
+    assert again.grpo == cfg.grpo and again.sft.args == cfg.sft.args
+
+
+def test_trl_sections_name_a_misspelt_field_when_read_or_set():
+    cfg = load_config(None)
+    with pytest.raises(AttributeError, match=r"GRPOConfig has no field 'max_step'.*'max_steps'"):
+        _ = cfg.grpo.max_step
+    with pytest.raises(ConfigError, match=r"'grpo.seed' is set by the kit from 'run.seed'"):
+        cfg.grpo.update(seed=1)
+    with pytest.raises(ConfigError, match=r"grpo.max_steps must be an integer"):
+        cfg.grpo.max_steps = "ten"

@@ -29,6 +29,7 @@ from kit.config import (
     save_config,
 )
 from kit.config_types import matches
+from kit.trl_args import TRLArgs
 
 SETTINGS = {
     "deadline": None,
@@ -177,7 +178,8 @@ def _hint(section: str, key: str):
         import trl
 
         return typing.get_type_hints(trl.GRPOConfig)[key]
-    return typing.get_type_hints(SECTIONS[section])[key]
+    hint = typing.get_type_hints(SECTIONS[section])[key]
+    return dict[str, typing.Any] if isinstance(hint, type) and issubclass(hint, TRLArgs) else hint
 
 
 wrong_values = st.one_of(
@@ -225,7 +227,9 @@ def check_mutation(folder: Path, target: tuple[str, str], value, fault: str, as_
         return
     except Exception as error:
         raise Crash(f"{fault} at {section}.{key} ({value!r}): {error!r}") from error
-    loaded = cfg.grpo[key] if section == "grpo" else getattr(getattr(cfg, section), key)
+    loaded = getattr(cfg.grpo, key) if section == "grpo" else getattr(getattr(cfg, section), key)
+    if isinstance(loaded, TRLArgs):  # sft.args: what the recipe set, as a mapping
+        loaded = loaded.given
     if fault != "value" or not (loaded == value and type(loaded) is type(value)):
         raise Wrong(f"{fault} at {section}.{key} ({value!r}) loaded as {loaded!r}")
     if not matches(value, _hint(section, key)):
@@ -248,7 +252,7 @@ def test_a_bad_key_or_value_in_a_shipped_recipe_is_named(tmp_path, target, value
         (["env.tiers=easy"], ["env.tiers must be a list of: a string, got str 'easy'"]),
         (["generation.api_key=12345"], ["generation.api_key must be a string or null", "quote it"]),
         (["grpo.report_to=5"], ["grpo.report_to must be null or a string or a list of: a string"]),
-        (["sft.args={1: 2}"], ["sft.args must be a mapping"]),
+        (["sft.args={1: 2}"], ["Key 1 in section 'sft.args'", "keys must be strings"]),
         (["grpo.bf16=yes please"], ["grpo.bf16 must be true or false", "GRPOConfig.bf16"]),
     ],
 )
@@ -285,5 +289,5 @@ def test_an_unreadable_recipe_is_named(tmp_path):
 
 def test_dates_and_non_string_scalars_round_trip_where_allowed(tmp_path):
     cfg = load_config("cpu_demo", ["grpo.model_init_kwargs={revision: 2024-01-01}"])
-    assert cfg.grpo["model_init_kwargs"] == {"revision": datetime.date(2024, 1, 1)}
+    assert cfg.grpo.model_init_kwargs == {"revision": datetime.date(2024, 1, 1)}
     check_load(resolve_recipe_path("cpu_demo"), [], tmp_path)

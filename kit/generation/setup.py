@@ -164,7 +164,7 @@ def resolve_generation(
                 "('Parameter' object has no attribute 'weight_loader'). On CPU use generation.mode=server "
                 "(`kit serve` in another terminal)."
             )
-        tensor_parallel = int(cfg.grpo.get("vllm_tensor_parallel_size", 1))
+        tensor_parallel = cfg.grpo.vllm_tensor_parallel_size
         if tensor_parallel > 1:
             problems.append(
                 f"grpo.vllm_tensor_parallel_size={tensor_parallel} with colocate: the kit's multi-turn "
@@ -172,7 +172,7 @@ def resolve_generation(
                 "needs every process of a group to send the same prompts. Use generation.mode=server with "
                 "serve.tensor_parallel_size instead."
             )
-        if cfg.grpo.get("vllm_enable_sleep_mode"):
+        if cfg.grpo.vllm_enable_sleep_mode:
             problems.append(
                 "grpo.vllm_enable_sleep_mode with colocate: TRL wakes the sleeping engine only inside its "
                 "own generate(), which the kit's multi-turn rollout does not call. Set it to false (or use "

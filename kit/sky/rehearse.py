@@ -204,7 +204,7 @@ def _result(runs: list[NodeRun], run_dir: Path, seen: dict[Path, int], seconds: 
         for row in _new_rows(path, seen.get(path, 0)):
             rank = int(row.get("rank", -1))
             episodes[rank] = episodes.get(rank, 0) + 1
-    expected = int(cfg.grpo.get("max_steps", 0) or 0)
+    expected = max(cfg.grpo.max_steps, 0)
     return RehearsalResult(
         codes={n.rank: n.code for n in runs},
         server_up=server_up,
