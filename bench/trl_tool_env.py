@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from kit.rollout import Task, ToolMessageEncoder
+from kit.rollout import Task, ToolMessageEncoder, cut_observation
 
 _TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
 
@@ -99,11 +99,7 @@ def environment_factories(
 
         def _call(self, name: str, arguments: dict[str, Any]) -> str:  # "_": TRL skips it as a tool
             self.calls.append({"name": name, "arguments": arguments})
-            observation = self.sandbox.call(name, arguments)
-            if len(observation) > max_tool_output_chars:
-                cut = len(observation) - max_tool_output_chars
-                observation = observation[:max_tool_output_chars] + f"... [cut: {cut} more characters]"
-            return observation
+            return cut_observation(self.sandbox.call(name, arguments), max_tool_output_chars)
 
         def get_reward(self) -> float:
             return environment.outcome(self.task, self.calls)

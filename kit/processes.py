@@ -32,10 +32,17 @@ def stop_process_group(process: subprocess.Popen | None, grace: float) -> None:
             continue
 
 
+def start_in_own_group(command: list[str], **popen_kwargs) -> subprocess.Popen:
+    """Popen ``command`` as the leader of a new session, so that `stop_process_group` stops it with all its
+    children, and with the parent-death signal set (`stop_with_parent`), so that it stops with this
+    thread, even when the process is SIGKILLed."""
+    return subprocess.Popen(command, start_new_session=True, preexec_fn=stop_with_parent(), **popen_kwargs)
+
+
 def guarded(command: list[str], grace: float) -> list[str]:
     """``command`` run by `kit.process_guard`, which takes the command's whole process group down, with a
     SIGKILL `grace` seconds after forwarding SIGTERM, when it gets SIGTERM itself. Start it with
-    ``start_new_session=True`` and ``preexec_fn=stop_with_parent()``."""
+    `start_in_own_group`."""
     return [sys.executable, "-m", "kit.process_guard", "--grace", str(grace), "--", *command]
 
 

@@ -178,6 +178,13 @@ def _check_logprobs(completion: Completion, generator: Generator) -> None:
         )
 
 
+def cut_observation(observation: str, max_chars: int) -> str:
+    """`observation` cut to `max_chars`, saying how much was left out (what the model reads)."""
+    if len(observation) <= max_chars:
+        return observation
+    return observation[:max_chars] + f"... [cut: {len(observation) - max_chars} more characters]"
+
+
 def _observation_messages(
     result: ParseResult, sandbox: Sandbox, episode: Episode, max_chars: int
 ) -> list[dict]:
@@ -191,11 +198,7 @@ def _observation_messages(
         episode.tool_calls.append({"name": call.name, "arguments": call.arguments})
         if is_error_observation(observation):
             episode.tool_errors += 1
-        if len(observation) > max_chars:
-            observation = (
-                observation[:max_chars] + f"... [cut: {len(observation) - max_chars} more characters]"
-            )
-        messages.append({"role": "tool", "content": observation})
+        messages.append({"role": "tool", "content": cut_observation(observation, max_chars)})
     return messages
 
 

@@ -35,7 +35,7 @@ from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, resolve_model
 from kit.net import port_in_use
-from kit.processes import guarded, interrupt_on_sigterm, stop_process_group, stop_with_parent
+from kit.processes import guarded, interrupt_on_sigterm, start_in_own_group, stop_process_group
 from kit.server_auth import KEY_ENV, BearerKeyMiddleware
 from kit.server_requests import RequestCheckMiddleware
 from kit.tool_parsers import serve_args
@@ -135,13 +135,11 @@ class VLLMServer:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         log.info("starting vLLM server (log: %s): %s", self.log_file, " ".join(command))
         with open(self.log_file, "ab") as log_handle:
-            self.process = subprocess.Popen(
+            self.process = start_in_own_group(
                 guarded(command, grace=SERVER_STOP_GRACE),
                 env=server_env(self.cfg, self.api_key),
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=stop_with_parent(),
             )
         client = VLLMServerClient(self.url, self.api_key, log_file=self.log_file)
         started = time.monotonic()

@@ -12,7 +12,7 @@ import time
 
 from process_checks import wait_gone
 
-from kit.processes import guarded, stop_process_group, stop_with_parent
+from kit.processes import guarded, start_in_own_group, stop_process_group
 
 # Ignores SIGTERM, starts a grandchild in its group, prints both pids, then waits: a server stuck in startup.
 STUBBORN = """
@@ -26,9 +26,8 @@ time.sleep(300)
 # A job that starts the guarded command as the kit starts its servers, prints the guard's pid, then waits.
 JOB = """
 import subprocess, sys, time
-from kit.processes import guarded, stop_with_parent
-guard = subprocess.Popen(guarded([sys.executable, "-c", sys.argv[1]], grace=1.0),
-                         start_new_session=True, preexec_fn=stop_with_parent())
+from kit.processes import guarded, start_in_own_group
+guard = start_in_own_group(guarded([sys.executable, "-c", sys.argv[1]], grace=1.0))
 print(guard.pid, flush=True)
 time.sleep(300)
 """
@@ -48,10 +47,9 @@ def test_a_killed_job_takes_a_stubborn_server_and_its_children_down():
 
 
 def test_stop_process_group_stops_a_guarded_stubborn_command_after_the_grace():
-    process = subprocess.Popen(
-        guarded([sys.executable, "-c", STUBBORN], grace=1.0),
-        stdout=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=stop_with_parent(),
-    )  # fmt: skip
+    process = start_in_own_group(
+        guarded([sys.executable, "-c", STUBBORN], grace=1.0), stdout=subprocess.PIPE, text=True
+    )
     server_pid, grandchild_pid = map(int, process.stdout.readline().split())
     started = time.monotonic()
     stop_process_group(process, grace=5.0)

@@ -15,7 +15,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kit.generation.vllm_server import ServerError, VLLMServerClient
-from kit.processes import interrupt_on_sigterm, stop_process_group, stop_with_parent
+from kit.processes import interrupt_on_sigterm, start_in_own_group, stop_process_group
 from kit.sky.node_entry import Cluster, Command, EntrySettings, NodePlan, plan_node
 
 
@@ -25,9 +25,7 @@ def _say(message: str) -> None:
 
 def _start(command: Command) -> subprocess.Popen:
     _say(f"{command.role}: {command.shell()}")
-    return subprocess.Popen(
-        command.argv, env={**os.environ, **command.env}, start_new_session=True, preexec_fn=stop_with_parent()
-    )
+    return start_in_own_group(command.argv, env={**os.environ, **command.env})
 
 
 def _notify_done(url: str, code: int) -> None:

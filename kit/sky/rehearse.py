@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kit.config import ConfigError, load_config
 from kit.net import free_port
-from kit.processes import stop_process_group, stop_with_parent
+from kit.processes import start_in_own_group, stop_process_group
 
 SYNC_LINE = re.compile(r"weight sync \(reload\): [\d.]+ s")
 SERVER_READY = "vLLM server ready at"
@@ -141,14 +141,9 @@ def rehearse(
         env = {**base_env, "SKYPILOT_NODE_RANK": str(rank)}
         if rank > 0:
             env["OMP_NUM_THREADS"] = "1"  # the trainers share the cores with the server
-        process = subprocess.Popen(
-            command,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,  # stopped in order below; if this process is killed, by stop_with_parent
-            preexec_fn=stop_with_parent(),
+        # Stopped in order below; if this process is killed, with it.
+        process = start_in_own_group(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         node = NodeRun(rank, process, log_dir / f"node{rank}.log")
         runs.append(node)
