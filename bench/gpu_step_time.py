@@ -52,6 +52,7 @@ from trl_tool_env import (
 )
 
 BENCH_OVERRIDES = [
+    "generation.mode=colocate",
     "env.tiers=[easy, medium]",
     "env.tools_in_prompt=task",
     "sft.enabled=false",

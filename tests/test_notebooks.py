@@ -37,7 +37,6 @@ SMOKE: dict[str, dict[str, Any]] = {
     "01_single_gpu_grpo.ipynb": {
         "recipe": "cpu_demo",
         "model_name": "HuggingFaceTB/SmolLM2-135M-Instruct",
-        "generation_mode": "transformers",
         "run_dir": f"{SMOKE_RUNS}/01",
         "eval_tasks": 2,
         "sft_examples": 2,

@@ -60,6 +60,21 @@ def test_every_shipped_task_yaml_validates(sky_python):
     assert "64 prompts x 16 generations = 1024 episodes per step" in done.stdout
 
 
+def test_node_env_is_what_skypilot_parsed_plus_its_node_variables(sky_python):
+    """Notebook 05 plans each node from this: the envs SkyPilot itself parsed, the SKYPILOT_* it adds."""
+    from kit.sky.node_entry import Cluster, EntrySettings
+    from kit.sky.sky_venv import parse_task_yamls
+
+    multi = next(task for task in parse_task_yamls([MULTI]).tasks if task.ok)
+    env = multi.node_env(2)
+    cluster, settings = Cluster.from_env(env), EntrySettings.from_env(env)
+    assert (cluster.rank, cluster.num_nodes, cluster.gpus_per_node) == (2, 3, 8)
+    assert cluster.ips == ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
+    assert settings.recipe == "nemotron_nano_9b_multinode" and env["NCCL_IB_DISABLE"] == "0"
+    with pytest.raises(ValueError, match="3 node.s. need as many IPs .got 1."):
+        multi.node_env(0, ips=["10.0.0.1"])
+
+
 def test_misspelt_field_fails_with_skypilots_message(sky_python, tmp_path):
     bad = tmp_path / "typo.yaml"
     bad.write_text(SINGLE.read_text().replace("accelerators:", "acelerators:"))
@@ -269,7 +284,8 @@ def test_node_entry_colocate_uses_every_gpu_for_the_trainer(cli):
     [
         (("--server-gpus", "0"), {"KIT_RECIPE": "qwen3_4b_8gpu"},
          "has generation.mode=server, but KIT_SERVER_GPUS=0"),
-        ((), {"KIT_RECIPE": "single_gpu", "KIT_SERVER_GPUS": "4"},
+        ((), {"KIT_RECIPE": "single_gpu", "KIT_OVERRIDES": "generation.mode=colocate",
+              "KIT_SERVER_GPUS": "4"},
          "has generation.mode=colocate, but this layout"),
         (("--server-gpus", "0", "--accelerate-config", "zero3"),
          {"KIT_RECIPE": "qwen3_4b_8gpu", "KIT_OVERRIDES": "generation.mode=transformers"}, "under ZeRO-3"),

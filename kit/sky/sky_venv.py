@@ -64,6 +64,24 @@ class ParsedTask:
     workdir: str | None = None
     mounts: list[str] = field(default_factory=list)
 
+    def node_env(self, rank: int, ips: list[str] | None = None) -> dict[str, str]:
+        """What SkyPilot gives node `rank` of this task: its envs as SkyPilot parsed them, plus the
+        SKYPILOT_* variables (`ips`: one private address per node; made up when not given)."""
+        ips = ips or [f"10.0.0.{i + 1}" for i in range(self.num_nodes)]
+        counts = {count for resources in self.resources for count in resources["accelerators"].values()}
+        if len(ips) != self.num_nodes or len(counts) != 1:
+            raise ValueError(
+                f"{self.path}: {self.num_nodes} node(s) need as many IPs (got {len(ips)}) and one GPU count "
+                f"per node (the accelerators give {sorted(counts) or 'none'}); `kit sky validate` says more."
+            )
+        return {
+            **{name: str(value) for name, value in self.envs.items()},
+            "SKYPILOT_NODE_RANK": str(rank),
+            "SKYPILOT_NUM_NODES": str(self.num_nodes),
+            "SKYPILOT_NODE_IPS": "\n".join(ips),
+            "SKYPILOT_NUM_GPUS_PER_NODE": str(int(counts.pop())),
+        }
+
 
 @dataclass
 class ProbeResult:

@@ -1,5 +1,5 @@
 """The generated task sets that shipped recipes read but git does not hold: each one is remade from its
-seed on first use (byte-identical every time), so `kit train --config gpu_medium` works on a fresh clone."""
+seed on first use (byte-identical every time), so `kit train --config single_gpu` works on a fresh clone."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class TaskSet:
 
 
 TASK_SETS = (
-    TaskSet("data/workplace_large", seed=1, train=3000, validation=1000),  # gpu_medium: 300 medium tasks
+    TaskSet("data/workplace_large", seed=1, train=3000, validation=1000),  # single_gpu: 300 medium tasks
     TaskSet("data/workplace_dialogue", seed=2, train=3000, validation=600, dialogue_share=1.0),
 )
 
