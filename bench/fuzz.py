@@ -131,8 +131,8 @@ def fuzz_configs(configs: int) -> Tally:
 def fuzz_server(requests: int) -> Tally:
     import test_server_fuzz as fuzz
 
-    from kit.config import DEMO_MODEL
-    from kit.models import resolve_model
+    from kit.config.tree import DEMO_MODEL
+    from kit.train.models import resolve_model
 
     tally = Tally("kit serve requests (vLLM CPU, API key set)", limit_s=fuzz.TIMEOUT)
     with (

@@ -123,7 +123,7 @@ class StepTimer(TrainerCallback):
 
 
 def _config(model_dir: str, steps: int, output_dir: str, extra: list[str]):
-    from kit.config import load_config
+    from kit.config.tree import load_config
 
     overrides = [f"model.name_or_path={model_dir}", f"grpo.max_steps={steps}", f"run.output_dir={output_dir}"]
     return load_config("single_gpu", [*BENCH_OVERRIDES, *overrides, *extra])
@@ -131,11 +131,11 @@ def _config(model_dir: str, steps: int, output_dir: str, extra: list[str]):
 
 def sft_model(target: Path, examples: int, extra: list[str]) -> str:
     """The demo model after an SFT warm-up on easy and medium demonstrations, saved to `target`."""
-    from kit.config import DEMO_MODEL, load_config
-    from kit.environment import make_environment
-    from kit.models import load_policy, load_tokenizer, resolve_model
-    from kit.run_folder import RunFolder
-    from kit.sft import sft_warmup
+    from kit.config.tree import DEMO_MODEL, load_config
+    from kit.envs.environment import make_environment
+    from kit.train.models import load_policy, load_tokenizer, resolve_model
+    from kit.train.run_folder import RunFolder
+    from kit.train.sft import sft_warmup
 
     cfg = load_config(
         "single_gpu",
@@ -164,13 +164,13 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    from kit.environment import make_environment
+    from kit.envs.environment import make_environment
     from kit.generation.setup import resolve_generation
-    from kit.grpo_trainer import build_trainer, grpo_args
-    from kit.models import load_policy, load_tokenizer
-    from kit.rollout import ToolMessageEncoder
-    from kit.run_folder import RunFolder
+    from kit.rollout.loop import ToolMessageEncoder
     from kit.tool_parsers import load_parser
+    from kit.train.grpo_trainer import build_trainer, grpo_args
+    from kit.train.models import load_policy, load_tokenizer
+    from kit.train.run_folder import RunFolder
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = _config(model_dir, steps, tmp, [*VARIANT_OVERRIDES[variant], *extra])

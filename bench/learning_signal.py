@@ -31,10 +31,10 @@ GOAL = 0.9
 
 def learnable_tasks(job, count: int, samples: int = 8) -> list:
     """The first `count` training tasks whose `samples` sampled episodes mix successes and failures."""
-    from kit.environment import episode_reward
+    from kit.envs.environment import episode_reward
     from kit.generation.base import Sampling
-    from kit.rollout import Rollouts
-    from kit.task_selection import mixed_outcome_tasks
+    from kit.rollout.loop import Rollouts
+    from kit.rollout.task_selection import mixed_outcome_tasks
 
     chosen = mixed_outcome_tasks(
         job.train_tasks,
@@ -63,8 +63,8 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*", help="recipe overrides, e.g. grpo.learning_rate=2.0e-5")
     args = parser.parse_args()
 
-    from kit.config import load_config
-    from kit.train import TrainingJob
+    from kit.config.tree import load_config
+    from kit.train.job import TrainingJob
 
     work = tempfile.mkdtemp(prefix="learning_signal_")
     overrides = [

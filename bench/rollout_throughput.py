@@ -15,15 +15,15 @@ import argparse
 import time
 from pathlib import Path
 
-from kit.config import load_config
-from kit.environment import make_environment
+from kit.config.tree import load_config
+from kit.envs.environment import make_environment
 from kit.generation.base import Sampling
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
-from kit.models import load_policy, load_tokenizer, resolve_model
-from kit.net import free_port
-from kit.rollout import ToolMessageEncoder
-from kit.serve import VLLMServer
+from kit.rollout.loop import ToolMessageEncoder
+from kit.serve.net import free_port
+from kit.serve.server import VLLMServer
+from kit.train.models import load_policy, load_tokenizer, resolve_model
 
 
 def measure(generator, prompts: list[list[int]], max_tokens: int, sampling: Sampling) -> tuple[float, int]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpu_step_time import BENCH_OVERRIDES, StepTimer
 
-from kit.net import free_port
+from kit.serve.net import free_port
 
 
 def main() -> None:
@@ -33,16 +33,16 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
 
-    from kit.config import load_config
-    from kit.environment import make_environment
+    from kit.config.tree import load_config
+    from kit.envs.environment import make_environment
     from kit.generation.base import Sampling
     from kit.generation.transformers_gen import TransformersGenerator
     from kit.generation.vllm_server import VLLMServerClient
-    from kit.grpo_trainer import build_trainer
-    from kit.models import load_policy, load_tokenizer
-    from kit.rollout import ToolMessageEncoder
-    from kit.run_folder import RunFolder
-    from kit.serve import VLLMServer
+    from kit.rollout.loop import ToolMessageEncoder
+    from kit.serve.server import VLLMServer
+    from kit.train.grpo_trainer import build_trainer
+    from kit.train.models import load_policy, load_tokenizer
+    from kit.train.run_folder import RunFolder
     from kit.versions import versions
 
     port = free_port()

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from kit.rollout import Task, ToolMessageEncoder, cut_observation
+from kit.rollout.loop import Task, ToolMessageEncoder, cut_observation
 
 _TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
 

@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from kit.config import ConfigError
+from kit.config.tree import ConfigError
 
 
 def _add_config_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -23,12 +23,12 @@ def _add_config_args(parser: argparse.ArgumentParser, required: bool = True) -> 
 
 
 def _train(args: argparse.Namespace) -> int:
-    from kit.config import load_config
-    from kit.train import train
+    from kit.config.tree import load_config
+    from kit.train.job import train
 
     cfg = load_config(args.config, [*args.overrides, *(["run.resume=true"] if args.resume else [])])
     if args.dry_run:
-        from kit.preflight import print_plan
+        from kit.config.preflight import print_plan
 
         return print_plan(cfg)
     train(cfg)
@@ -36,8 +36,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from kit.config import load_config
-    from kit.evaluate import evaluate_cli
+    from kit.config.tree import load_config
+    from kit.train.evaluate import evaluate_cli
 
     databases = [f"env.databases={args.databases}"] if args.databases else []
     cfg = load_config(args.config, [*args.overrides, *databases])
@@ -45,8 +45,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from kit.config import load_config
-    from kit.serve import serve_cli
+    from kit.config.tree import load_config
+    from kit.serve.server import serve_cli
 
     cfg = load_config(args.config, args.overrides)
     return serve_cli(cfg, args)

@@ -1,7 +1,7 @@
 """The repository root, and the one rule for relative paths.
 
 A relative path in a recipe (data files, databases, a model folder, a chat template, a tool-parser
-plugin) is looked up next to the recipe file first (`kit.config` makes it absolute when it is there),
+plugin) is looked up next to the recipe file first (`kit.config.tree` makes it absolute when it is there),
 then in the current folder, then under the repository root: the shipped recipes name paths from the
 root, as SkyPilot's `workdir: .` and the node entry see them, and notebooks run from notebooks/.
 Paths given as command-line overrides start at the second step.

@@ -7,7 +7,7 @@ import platform
 from typing import Any
 
 from kit.device import gpu_available
-from kit.vllm_compat import vllm_version
+from kit.generation.vllm_compat import vllm_version
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate")
 

@@ -13,11 +13,11 @@ import os
 import pytest
 from conftest import chat_prompt
 
-from kit.config import ModelConfig
+from kit.config.tree import ModelConfig
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.colocate import VLLMColocateGenerator
 from kit.generation.transformers_gen import TransformersGenerator
-from kit.models import load_policy, load_tokenizer
+from kit.train.models import load_policy, load_tokenizer
 
 pytestmark = pytest.mark.slow
 GREEDY = Sampling(temperature=0.0)

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from conftest import KIT, PROJECT_ROOT
 
-from kit.config import ConfigError, load_config, resolve_recipe_path
+from kit.config.tree import ConfigError, load_config, resolve_recipe_path
 
 
 def test_shipped_recipe_loads_with_overrides():
@@ -94,7 +94,7 @@ def test_trl_sections_read_with_trl_defaults_and_save_only_what_is_set(tmp_path)
     keeps the recipe's values only, and loads back to the same tree."""
     import trl
 
-    from kit.config import save_config
+    from kit.config.tree import save_config
 
     cfg = load_config(None, ["grpo.max_steps=3", "sft.args.learning_rate=0.001"])
     defaults = trl.GRPOConfig(output_dir=str(tmp_path / "o"), use_cpu=True)

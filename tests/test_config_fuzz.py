@@ -20,7 +20,7 @@ from fuzz_verdicts import Crash, Unclear, Wrong
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kit.config import (
+from kit.config.tree import (
     SECTIONS,
     ConfigError,
     KitConfig,
@@ -28,8 +28,8 @@ from kit.config import (
     resolve_recipe_path,
     save_config,
 )
-from kit.config_types import matches
-from kit.trl_args import TRLArgs
+from kit.config.trl_args import TRLArgs
+from kit.config.value_types import matches
 
 SETTINGS = {
     "deadline": None,

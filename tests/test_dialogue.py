@@ -16,14 +16,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from kit.config import ConfigError, UserModelConfig, load_config
-from kit.environment import episode_reward, make_environment
-from kit.evaluate import evaluate_with_generator, free_successes, summarize
+from kit.config.tree import ConfigError, UserModelConfig, load_config
+from kit.envs.environment import episode_reward, make_environment
 from kit.generation.base import Completion
-from kit.models import load_tokenizer
-from kit.rollout import Rollouts, Task
-from kit.sft import CLARIFYING_QUESTION, demonstration, kit_call_format
-from kit.user_simulators import EndpointUser, ScriptedUser, clarification, judge_reply
+from kit.rollout.loop import Rollouts, Task
+from kit.rollout.user_simulators import EndpointUser, ScriptedUser, clarification, judge_reply
+from kit.train.evaluate import evaluate_with_generator, free_successes, summarize
+from kit.train.models import load_tokenizer
+from kit.train.sft import CLARIFYING_QUESTION, demonstration, kit_call_format
 
 CLARIFICATION = "I mean task 00000012, the one about the dashboard."
 QUESTION = "Which task do you mean?"
@@ -254,7 +254,7 @@ def test_a_user_model_that_breaks_its_rules_fails_the_episode(setup, user_endpoi
 
 
 def test_an_unreachable_user_model_is_a_config_error_naming_the_setting():
-    from kit.net import free_port
+    from kit.serve.net import free_port
 
     user = EndpointUser(UserModelConfig(kind="endpoint", base_url=f"http://127.0.0.1:{free_port()}"))
     with pytest.raises(ConfigError, match="user_model.base_url"):

@@ -9,9 +9,9 @@ import sys
 import pytest
 from conftest import chat_prompt
 
-from kit.config import ConfigError, load_config
+from kit.config.tree import ConfigError, load_config
 from kit.generation.setup import IPC_RECEIVER, is_loopback_url, resolve_generation, server_flags
-from kit.rollout import Episode, RolloutSettings, token_budget
+from kit.rollout.loop import Episode, RolloutSettings, token_budget
 
 
 def _setup(*overrides: str, recipe: str = "cpu_demo", **facts):
@@ -133,7 +133,7 @@ def test_server_flags_follow_the_machine_and_leave_scale_out_off():
 
 
 def test_extra_server_args_pass_numbers_as_written(demo_model_dir):
-    from kit.serve import server_command
+    from kit.serve.server import server_command
 
     cfg = load_config(
         "cpu_demo", ["serve.extra_args=[--kv-cache-memory-bytes, 8000000000, --max-num-seqs, 64]"]
@@ -152,7 +152,7 @@ def test_the_ipc_receiver_is_importable_by_the_server():
 
 
 def test_installed_vllm_version_is_found_under_either_distribution():
-    from kit.vllm_compat import vllm_version
+    from kit.generation.vllm_compat import vllm_version
 
     assert vllm_version() is not None and vllm_version()[0].isdigit()
 
@@ -202,11 +202,11 @@ class _Recording:
 
 @pytest.fixture(scope="module")
 def rollout_parts(tiny_model_dir):
-    from kit.environment import make_environment
+    from kit.envs.environment import make_environment
     from kit.generation.transformers_gen import TransformersGenerator
-    from kit.models import load_policy, load_tokenizer
-    from kit.rollout import ToolMessageEncoder
+    from kit.rollout.loop import ToolMessageEncoder
     from kit.tool_parsers import load_parser
+    from kit.train.models import load_policy, load_tokenizer
 
     cfg = load_config("cpu_demo", [f"model.name_or_path={tiny_model_dir}"])
     tokenizer = load_tokenizer(cfg.model, tiny_model_dir)
@@ -219,7 +219,7 @@ def rollout_parts(tiny_model_dir):
 
 def test_rollout_requests_fit_the_context(rollout_parts):
     from kit.generation.base import Sampling
-    from kit.rollout import run_episodes
+    from kit.rollout.loop import run_episodes
 
     tasks, generator, parser, encoder, env = rollout_parts
     context = max(len(encoder.prompt_ids(t)) for t in tasks) + 20
@@ -232,7 +232,7 @@ def test_rollout_requests_fit_the_context(rollout_parts):
 
 def test_non_finite_logprobs_never_reach_the_trainer(rollout_parts):
     from kit.generation.base import Sampling
-    from kit.rollout import RolloutError, run_episodes
+    from kit.rollout.loop import RolloutError, run_episodes
 
     tasks, generator, parser, encoder, env = rollout_parts
     corrupt = _Recording(generator, None, corrupt=True)
@@ -246,7 +246,7 @@ def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_m
 
     from kit.generation.base import Sampling
     from kit.generation.transformers_gen import TransformersGenerator
-    from kit.models import load_policy, load_tokenizer
+    from kit.train.models import load_policy, load_tokenizer
 
     cfg = load_config("cpu_demo", [f"model.name_or_path={demo_model_dir}"])
     tokenizer = load_tokenizer(cfg.model, demo_model_dir)

@@ -14,11 +14,11 @@ import torch
 from conftest import PROJECT_ROOT
 from tool_models import TASK_OVERRIDES, tool_caller
 
-from kit.config import load_config
-from kit.environment import make_environment
-from kit.grpo_trainer import KitGRPOTrainer, build_trainer
-from kit.models import load_policy, load_tokenizer
-from kit.run_folder import RunFolder
+from kit.config.tree import load_config
+from kit.envs.environment import make_environment
+from kit.train.grpo_trainer import KitGRPOTrainer, build_trainer
+from kit.train.models import load_policy, load_tokenizer
+from kit.train.run_folder import RunFolder
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow
@@ -160,7 +160,7 @@ def test_dashboard_replaces_the_notebook_progress_display(plugin_run):
     """In a Jupyter kernel transformers adds a progress bar and a loss table; the dashboard replaces them."""
     from transformers.utils.notebook import NotebookProgressCallback
 
-    from kit.dashboard import TrainingDashboard
+    from kit.notebook.dashboard import TrainingDashboard
 
     trainer = plugin_run["trainer"]
     trainer.add_callback(NotebookProgressCallback)  # what transformers adds when it runs in a kernel

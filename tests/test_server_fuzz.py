@@ -20,9 +20,9 @@ from fuzz_verdicts import Crash, Hang, Unclear
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kit.config import DEMO_MODEL, load_config
-from kit.net import free_port
-from kit.serve import VLLMServer
+from kit.config.tree import DEMO_MODEL, load_config
+from kit.serve.net import free_port
+from kit.serve.server import VLLMServer
 
 pytestmark = pytest.mark.slow
 KEY = "kit-fuzz-key-41c9"

@@ -17,19 +17,19 @@ import pytest
 from conftest import PROJECT_ROOT
 from tool_models import TASK_OVERRIDES, tool_caller
 
-from kit.config import UserModelConfig, load_config
-from kit.environment import make_environment
+from kit.config.tree import UserModelConfig, load_config
+from kit.envs.environment import make_environment
 from kit.envs.workplace.dialogue_variants import user_prompt
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator, connect_to_server
-from kit.grpo_trainer import build_trainer
-from kit.models import load_policy, load_tokenizer
-from kit.net import free_port
-from kit.rollout import Rollouts, ToolMessageEncoder
-from kit.run_folder import RunFolder
-from kit.serve import VLLMServer
-from kit.user_simulators import EndpointUser
+from kit.rollout.loop import Rollouts, ToolMessageEncoder
+from kit.rollout.user_simulators import EndpointUser
+from kit.serve.net import free_port
+from kit.serve.server import VLLMServer
+from kit.train.grpo_trainer import build_trainer
+from kit.train.models import load_policy, load_tokenizer
+from kit.train.run_folder import RunFolder
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow

@@ -12,11 +12,11 @@ import json
 import pytest
 from tool_models import TASK_OVERRIDES, tool_caller
 
-from kit.config import load_config
-from kit.environment import make_environment
+from kit.config.tree import load_config
+from kit.envs.environment import make_environment
 from kit.generation.vllm_server import VLLMServerClient
-from kit.net import free_port
-from kit.serve import VLLMServer
+from kit.serve.net import free_port
+from kit.serve.server import VLLMServer
 
 pytestmark = pytest.mark.slow
 MAX_TOKENS = 160

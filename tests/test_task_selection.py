@@ -9,8 +9,8 @@ import logging
 import pytest
 from tool_models import TASK_OVERRIDES, tool_caller
 
-from kit.config import ConfigError, load_config
-from kit.train import TrainingJob
+from kit.config.tree import ConfigError, load_config
+from kit.train.job import TrainingJob
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_grpo_trains_on_the_probed_tasks_with_mixed_outcomes_and_a_resume_keeps_
 
     # A resumed job trains on the same tasks (TRL's sampler resumes on the same dataset), without probing.
     resumed = TrainingJob(dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, resume=True)))
-    with caplog.at_level(logging.INFO, logger="kit.train"):
+    with caplog.at_level(logging.INFO, logger="kit.train.job"):
         resumed.select_tasks()
     assert [t.info["id"] for t in resumed.train_tasks] == report["kept_ids"]
     assert "resume: task_selection ran before checkpoint-1" in caplog.text

@@ -157,7 +157,7 @@ def test_every_recipe_task_file_is_committed_or_made_on_first_use() -> None:
     """A fresh clone has only data/workplace: every other file a shipped recipe names is a known set."""
     import subprocess
 
-    from kit.config import load_config
+    from kit.config.tree import load_config
     from kit.envs.workplace.task_sets import task_set_for
 
     root = DATA.parents[1]

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kit.config import load_config
-from kit.environment import make_environment
-from kit.models import cache_dir, load_policy, load_tokenizer
-from kit.run_folder import RunFolder
-from kit.sft import kit_call_format, sft_warmup
+from kit.config.tree import load_config
+from kit.envs.environment import make_environment
+from kit.train.models import cache_dir, load_policy, load_tokenizer
+from kit.train.run_folder import RunFolder
+from kit.train.sft import kit_call_format, sft_warmup
 
 # One category and tier, so a 2-layer model can learn the pattern quickly.
 TASK_OVERRIDES = ["env.tiers=[easy]", "env.categories=[workplace_assistant_project_management]"]

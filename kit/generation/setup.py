@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from kit.config import ConfigError, KitConfig
+from kit.config.tree import ConfigError, KitConfig
 from kit.device import gpu_available
 
 IPC_RECEIVER = "kit.generation.ipc_receiver.IPCWeightReceiver"
@@ -197,7 +197,7 @@ def server_flags(cfg: KitConfig, on_gpu: bool) -> list[str]:
     kit's worker extension. `--enable-scale-out` (vLLM >= 0.30; TRL adds it there) is left out: it
     opens render/generate endpoints the kit does not use.
     """
-    from kit.vllm_compat import has_weight_transfer_engines
+    from kit.generation.vllm_compat import has_weight_transfer_engines
 
     flags = ["--worker-extension-cls", IPC_RECEIVER]
     if not on_gpu:

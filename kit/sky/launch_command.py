@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from kit.config import ConfigError
+from kit.config.tree import ConfigError
 from kit.sky.sky_venv import PROJECT_ROOT
 from kit.sky.validate import REQUIRED_SECRETS
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kit.config import ConfigError
+from kit.config.tree import ConfigError
 
 if TYPE_CHECKING:
-    from kit.config import KitConfig
+    from kit.config.tree import KitConfig
     from kit.sky.node_entry import EntrySettings
 
 ACCELERATE_DIR = Path(__file__).resolve().parent.parent / "accelerate"
@@ -129,7 +129,7 @@ def trainer_config(
     """The trainer's config on this layout and the overrides it adds to the task's own, checked by the
     generation resolver. The layout never changes the recipe's generation mode: a recipe that does not
     fit the layout is an error naming both."""
-    from kit.config import load_config
+    from kit.config.tree import load_config
     from kit.generation.setup import resolve_generation
 
     extra = [f"generation.server_url={server_url}"] if server_url else []

@@ -173,7 +173,7 @@ class NodePlan:
 def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] | None = None) -> NodePlan:
     """The commands this node runs (pure: nothing is started). Loads the recipe to check it and read its
     serve.tensor_parallel_size."""
-    from kit.config import load_config
+    from kit.config.tree import load_config
 
     env = os.environ if env is None else env
     common = [

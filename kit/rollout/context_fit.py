@@ -4,7 +4,7 @@ The dry-run answers this before any GPU is held: it renders the recipe's own tas
 configured chat template and tools and counts tokens with the policy's tokenizer when that is on
 this machine (a local folder, the hub cache, or the offline demo model), else estimates with the
 demo model's tokenizer and says so. The rollout caps every request at the same context at run
-time (`kit.rollout.token_budget`); this check catches a recipe that could never fit.
+time (`kit.rollout.loop.token_budget`); this check catches a recipe that could never fit.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from kit.config import DEMO_MODEL, KitConfig
+from kit.config.tree import DEMO_MODEL, KitConfig
 
 SAMPLED_TASKS = 400
 
@@ -30,7 +30,7 @@ class PromptLengths:
 
 def _local_folder(name_or_path: str) -> str | None:
     """A local folder holding the model's tokenizer, without downloading or building anything."""
-    from kit.models import cache_dir
+    from kit.train.models import cache_dir
 
     path = Path(name_or_path).expanduser()
     if (path / "config.json").is_file():
@@ -48,7 +48,7 @@ def _local_folder(name_or_path: str) -> str | None:
 
 def _tokenizer(cfg: KitConfig):
     """(tokenizer, folder, exact): the policy's own when local, else the cached demo model's."""
-    from kit.models import load_tokenizer
+    from kit.train.models import load_tokenizer
 
     folder = _local_folder(cfg.model.name_or_path)
     if folder is not None:
@@ -68,8 +68,8 @@ def _tokenizer(cfg: KitConfig):
 def measure_prompts(cfg: KitConfig) -> PromptLengths | None:
     """Count the tokens of up to SAMPLED_TASKS training and evaluation prompts; None when no tokenizer
     is on this machine."""
-    from kit.environment import make_environment
-    from kit.rollout import ToolMessageEncoder
+    from kit.envs.environment import make_environment
+    from kit.rollout.loop import ToolMessageEncoder
 
     tokenizer, folder, exact = _tokenizer(cfg)
     if tokenizer is None:

@@ -1,6 +1,6 @@
 """Success rate on tasks, per category and tier: with a local model, or through a served endpoint.
 
-Every evaluation runs the training rollout (`kit.rollout`, greedy): the same tool-output cut, the same
+Every evaluation runs the training rollout (`kit.rollout.loop`, greedy): the same tool-output cut, the same
 parse-error feedback and, on dialogue tasks, the same simulated user. `kit eval --server URL` drives a
 vLLM server (`kit serve`) through the same loop with token-id prompts, so its figure means what the
 training evaluations mean. The report counts free successes apart: tasks on which doing nothing
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit.config import KitConfig
-from kit.environment import TaskEnvironment, episode_reward, make_environment
+from kit.config.tree import KitConfig
+from kit.envs.environment import TaskEnvironment, episode_reward, make_environment
 from kit.generation.base import Generator, Sampling
-from kit.rollout import Episode, Rollouts, Task
+from kit.rollout.loop import Episode, Rollouts, Task
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ def write_episodes(path: Path, tasks: list[Task], evaluation: Evaluation) -> Non
     """The evaluation's episodes, one JSON line each in the trajectories.jsonl format: the whole
     dialogue (assistant, tool and simulated-user messages), calls, reward and why each ended. The
     notebooks' TrajectoryBrowser reads it."""
-    from kit.run_folder import episode_records
+    from kit.train.run_folder import episode_records
 
     path.parent.mkdir(parents=True, exist_ok=True)
     records = episode_records(tasks, evaluation.episodes, evaluation.rewards)
@@ -178,8 +178,8 @@ def episodes_path(report_path: str | Path) -> Path:
 
 def evaluate_cli(cfg: KitConfig, args) -> int:
     """`kit eval`: print the JSON report; with --out, write it and its episodes beside it."""
-    from kit.models import load_tokenizer, resolve_model
-    from kit.user_simulators import open_user_simulator
+    from kit.rollout.user_simulators import open_user_simulator
+    from kit.train.models import load_tokenizer, resolve_model
 
     env = make_environment(cfg.env)
     tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.env.max_eval_rows)
@@ -198,7 +198,7 @@ def evaluate_cli(cfg: KitConfig, args) -> int:
             )
             evaluation.report["endpoint"] = args.server
         else:
-            from kit.models import load_policy
+            from kit.train.models import load_policy
 
             model = load_policy(cfg.model, model_dir)
             evaluation = evaluate_model(cfg, model, tokenizer, env, tasks, max_tokens, user)

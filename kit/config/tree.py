@@ -2,7 +2,7 @@
 
 A recipe is a YAML file (or the name of one in `kit/recipes/`) with the sections below. The `grpo` and
 `sft.args` sections are TRL's `GRPOConfig` / `SFTConfig` fields under TRL's own names, typed at load
-(kit.trl_args: read with TRL's defaults for what the recipe leaves out); everything else is the kit's.
+(kit.config.trl_args: read with TRL's defaults for what the recipe leaves out); everything else is the kit's.
 Every key and value is checked when the recipe loads: an unknown key, a value of the wrong type (against
 the field's type hint, TRL's fields included) or an unreadable recipe is a ConfigError that names the key
 or file, what was expected and the closest valid names.
@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from kit.config_types import ConfigError, problem
-from kit.recipe_files import check_names, read_recipe, resolve_recipe_path, where
-from kit.run_folder import write_atomic
-from kit.trl_args import GRPOArgs, SFTArgs, TRLArgs, close_matches
+from kit.config.recipe_files import check_names, read_recipe, resolve_recipe_path, where
+from kit.config.trl_args import GRPOArgs, SFTArgs, TRLArgs, close_matches
+from kit.config.value_types import ConfigError, problem
+from kit.train.run_folder import write_atomic
 
 DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -155,8 +155,9 @@ class SFTWarmupConfig:
 
 @dataclass
 class TaskSelectionConfig:
-    """Which training tasks GRPO sees (kit.task_selection): after the warm-up, sample `samples` episodes of
-    each of the first `probe_tasks` training tasks and keep those whose rewards differ. 0: every task."""
+    """Which training tasks GRPO sees (kit.rollout.task_selection): after the warm-up, sample `samples`
+    episodes of each of the first `probe_tasks` training tasks and keep those whose rewards differ.
+    0: every task."""
 
     probe_tasks: int = 0
     samples: int = 4

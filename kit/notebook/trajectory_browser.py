@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kit.analysis import call_text, classify_episode
-from kit.notebook import display, try_widget
-from kit.run_folder import RunFolder
+from kit.notebook.display import display, try_widget
+from kit.train.analysis import call_text, classify_episode
+from kit.train.run_folder import RunFolder
 
 _ROLE_COLOURS = {
     "system": "#eee",

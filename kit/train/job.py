@@ -13,7 +13,7 @@ the same run folder. summary.json is rewritten after each stage, so a killed run
 stages finished.
 
 With `run.resume=true` the job continues the run in `run.output_dir` from its newest complete GRPO
-checkpoint (`kit.resume`): the stages before GRPO (base evaluation, SFT warm-up, after-SFT evaluation)
+checkpoint (`kit.train.resume`): the stages before GRPO (base evaluation, SFT warm-up, after-SFT evaluation)
 finished before that checkpoint was written, so they are skipped and their results kept from
 summary.json; GRPO continues at the checkpoint's step; the after-GRPO evaluation and `finish` run again.
 """
@@ -32,13 +32,13 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from kit.config import ConfigError, KitConfig, save_config
-from kit.environment import episode_reward, make_environment
-from kit.evaluate import Evaluation, evaluate_model, evaluate_with_generator
-from kit.models import load_policy, load_tokenizer, resolve_model
-from kit.resume import grpo_finished, prepare_resume, start_fresh
-from kit.run_folder import RunFolder, process_count, process_rank
-from kit.user_simulators import open_user_simulator
+from kit.config.tree import ConfigError, KitConfig, save_config
+from kit.envs.environment import episode_reward, make_environment
+from kit.rollout.user_simulators import open_user_simulator
+from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
+from kit.train.models import load_policy, load_tokenizer, resolve_model
+from kit.train.resume import grpo_finished, prepare_resume, start_fresh
+from kit.train.run_folder import RunFolder, process_count, process_rank
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class TrainingJob:
         self._user_context = contextlib.ExitStack()
         if cfg.generation.mode == "server" and cfg.generation.start_server:
             # Started before the policy loads: on a GPU the server takes its share of memory first.
-            from kit.serve import VLLMServer
+            from kit.serve.server import VLLMServer
 
             self.server = VLLMServer(cfg, self.run.server_log).start()
             atexit.register(self.close)  # a notebook kernel or script that dies still stops it
@@ -195,7 +195,7 @@ class TrainingJob:
 
     def sft(self) -> None:
         """The SFT warm-up on demonstrations from the ground truth (`sft` section)."""
-        from kit.sft import sft_warmup
+        from kit.train.sft import sft_warmup
 
         if self._skipped_on_resume("sft"):
             return
@@ -207,8 +207,8 @@ class TrainingJob:
         """Keep the training tasks whose sampled episodes mix outcomes (`task_selection`); GRPO trains on
         those. A resumed job keeps the killed run's choice, so TRL resumes on the same dataset."""
         from kit.generation.base import Sampling
-        from kit.rollout import Rollouts
-        from kit.task_selection import mixed_outcome_tasks
+        from kit.rollout.loop import Rollouts
+        from kit.rollout.task_selection import mixed_outcome_tasks
 
         selection = self.cfg.task_selection
         if not selection.probe_tasks:
@@ -244,7 +244,7 @@ class TrainingJob:
     def grpo(self, callbacks: Sequence[Any] = ()):
         """GRPO with TRL's GRPOTrainer (from the checkpoint when resuming); saves the trained policy to the
         run folder's final/."""
-        from kit.grpo_trainer import build_trainer
+        from kit.train.grpo_trainer import build_trainer
 
         if self.grpo_finished:
             log.info("resume: %s is GRPO's last step; nothing left to train", self.resumed_from.path.name)

@@ -1,5 +1,6 @@
 """What the notebooks and reports compute from runs: success tables, failure classes, token segments,
-rollout timings. Pure functions over reports, trajectory records and episodes; `kit.notebook` shows them.
+rollout timings. Pure functions over reports, trajectory records and episodes; `kit.notebook.display`
+shows them.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def token_segments(episode, tokenizer) -> list[dict[str, Any]]:
 
 def time_rollouts(cfg, generator, tokenizer, env, tasks, max_tokens: int, label: str) -> dict[str, Any]:
     """Greedy rollouts of `tasks` with one generator (an evaluation), timed: episodes/s and tokens/s."""
-    from kit.evaluate import evaluate_with_generator
+    from kit.train.evaluate import evaluate_with_generator
 
     started = time.perf_counter()
     episodes = evaluate_with_generator(cfg, generator, tokenizer, env, tasks, max_tokens).episodes

@@ -6,12 +6,12 @@ local folder, the offline demo model or a hub id (not fetched); the chat templat
 and data files exist and the tool parser resolves; the generation setup is one the kit accepts
 (`kit.generation.setup`); the batch splits into whole prompt groups; the recipe's longest prompt,
 rendered with its chat template and tools, plus the completion budget fits the generator's context
-(`kit.context_fit`). The plan lists model, generation mode, server/trainer layout, effective batch
+(`kit.rollout.context_fit`). The plan lists model, generation mode, server/trainer layout, effective batch
 (prompts x generations per step), sequence lengths and steps. It is made for a GPU when this machine
 has one or the recipe needs one (colocate), else for this machine.
 
-    from kit.config import load_config
-    from kit.preflight import make_plan
+    from kit.config.tree import load_config
+    from kit.config.preflight import make_plan
     plan = make_plan(load_config("qwen3_4b_8gpu"), num_processes=4)
     plan.errors  # [] when the recipe can start
 """
@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.config import DEMO_MODEL, ConfigError, KitConfig
+from kit.config.tree import DEMO_MODEL, ConfigError, KitConfig
+from kit.config.trl_args import GRPOArgs
 from kit.device import gpu_available
 from kit.envs.workplace.task_sets import ensure_task_set
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.paths import resolve_path
-from kit.resume import check_resume
-from kit.run_folder import RunFolder, process_count
-from kit.trl_args import GRPOArgs
+from kit.train.resume import check_resume
+from kit.train.run_folder import RunFolder, process_count
 
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -89,7 +89,8 @@ class Plan:
 
 
 def _grpo_config(cfg: KitConfig, setup: GenerationSetup) -> tuple[Any | None, str | None]:
-    """Build TRL's GRPOConfig as kit.grpo_trainer.grpo_args would on the target device; (config, error)."""
+    """Build TRL's GRPOConfig as kit.train.grpo_trainer.grpo_args would on the target device; returns
+    (config, error)."""
     import contextlib
     import io
     import tempfile
@@ -220,7 +221,7 @@ def _layout(plan: Plan, cfg: KitConfig, setup: GenerationSetup) -> None:
 
 def _sequence(plan: Plan, cfg: KitConfig, max_completion: int) -> None:
     """Completion budget, the generator's context, and whether the recipe's longest prompt fits."""
-    from kit.context_fit import fit_problem, generator_context, measure_prompts
+    from kit.rollout.context_fit import fit_problem, generator_context, measure_prompts
 
     seq = f"completion budget {max_completion} tokens over all turns (tool results included)"
     context, source = generator_context(cfg)
@@ -297,7 +298,7 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
     else:
         steps = "set by the dataset size (not counted)"
     plan.add("steps", steps)
-    from kit.models import mixed_precision_args
+    from kit.train.models import mixed_precision_args
 
     # What the trainer will use on this machine: the recipe's bf16 if it sets one, else the kit's choice.
     bf16 = args.given.get("bf16", mixed_precision_args().get("bf16", False))

@@ -11,9 +11,9 @@ import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from kit.config import ConfigError, EnvConfig
+from kit.config.tree import ConfigError, EnvConfig
 from kit.paths import resolve_path
-from kit.rollout import Episode, Sandbox, Task
+from kit.rollout.loop import Episode, Sandbox, Task
 
 log = logging.getLogger(__name__)
 

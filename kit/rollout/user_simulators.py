@@ -29,8 +29,8 @@ from typing import Any, Protocol
 
 import requests
 
-from kit.config import ConfigError, KitConfig, UserModelConfig
-from kit.rollout import Task
+from kit.config.tree import ConfigError, KitConfig, UserModelConfig
+from kit.rollout.loop import Task
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def open_user_simulator(
         simulator.check()
         yield simulator
         return
-    from kit.serve import VLLMServer
+    from kit.serve.server import VLLMServer
 
     model = user.model or cfg.model.name_or_path
     serve = dataclasses.replace(cfg.serve, gpu_memory_utilization=user.gpu_memory_utilization)

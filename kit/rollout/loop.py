@@ -24,12 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kit.config import KitConfig, RolloutConfig
+from kit.config.tree import KitConfig, RolloutConfig
 from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
 from kit.tool_parsers import ParseResult, ToolCallParser
 
 if TYPE_CHECKING:
-    from kit.environment import TaskEnvironment
+    from kit.envs.environment import TaskEnvironment
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,8 @@ def run_episodes(
     settings: RolloutSettings,
     user=None,
 ) -> list[Episode]:
-    """Run one episode per task; `user` (a `kit.user_simulators.UserSimulator`) answers dialogue tasks.
+    """Run one episode per task; `user` (a `kit.rollout.user_simulators.UserSimulator`) answers dialogue
+    tasks.
 
     Within a policy turn, an episode's next model call is requested as soon as its tool results are in
     (continuous batching, where the generator supports it; else in rounds of the episodes still going).

@@ -1,5 +1,5 @@
 """Small displays the tutorial notebooks call (tables, files, tasks, figures, token masks); the live
-dashboard is in `kit.dashboard`, the trajectory browser in `kit.trajectory_browser`.
+dashboard is in `kit.notebook.dashboard`, the trajectory browser in `kit.notebook.trajectory_browser`.
 
 Everything here renders in two places:
 
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kit.analysis import token_segments
-from kit.run_folder import (
+from kit.train.analysis import token_segments
+from kit.train.run_folder import (
     episode_records as episode_records,  # re-exported: the notebooks import it from here
 )
 

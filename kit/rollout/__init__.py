@@ -1,0 +1,1 @@
+"""Episodes: the multi-turn tool loop, the simulated user of dialogue tasks, task probes."""

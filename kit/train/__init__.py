@@ -1,0 +1,1 @@
+"""The training job: model loading, SFT warm-up, TRL's GRPOTrainer, evaluations, run folders, resume."""
