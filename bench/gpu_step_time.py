@@ -166,7 +166,7 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
 
     from kit.envs.environment import make_environment
     from kit.generation.setup import resolve_generation
-    from kit.rollout.loop import ToolMessageEncoder
+    from kit.rollout.episode import ToolMessageEncoder
     from kit.tool_parsers import load_parser
     from kit.train.grpo_trainer import build_trainer, grpo_args
     from kit.train.models import load_policy, load_tokenizer

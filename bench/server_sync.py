@@ -38,7 +38,7 @@ def main() -> None:
     from kit.generation.base import Sampling
     from kit.generation.transformers_gen import TransformersGenerator
     from kit.generation.vllm_server import VLLMServerClient
-    from kit.rollout.loop import ToolMessageEncoder
+    from kit.rollout.episode import ToolMessageEncoder
     from kit.serve.server import VLLMServer
     from kit.train.grpo_trainer import build_trainer
     from kit.train.models import load_policy, load_tokenizer

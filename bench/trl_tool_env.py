@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from kit.rollout.loop import Task, ToolMessageEncoder, cut_observation
+from kit.rollout.loop import cut_observation
+from kit.rollout.episode import Task, ToolMessageEncoder
 
 _TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
 

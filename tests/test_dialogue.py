@@ -19,7 +19,8 @@ import pytest
 from kit.config.tree import ConfigError, UserModelConfig, load_config
 from kit.envs.environment import episode_reward, make_environment
 from kit.generation.base import Completion
-from kit.rollout.loop import Rollouts, Task
+from kit.rollout.episode import Task
+from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser, ScriptedUser, clarification, judge_reply
 from kit.train.evaluate import evaluate_with_generator, free_successes, summarize
 from kit.train.models import load_tokenizer

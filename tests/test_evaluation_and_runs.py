@@ -91,7 +91,7 @@ def test_sft_warm_up_teaches_a_call_format_evaluation_measures_it(demo_model_dir
 
 
 def test_every_rank_writes_its_own_trajectory_file(tmp_path, monkeypatch):
-    from kit.rollout.loop import Episode
+    from kit.rollout.episode import Episode
 
     run = RunFolder(tmp_path / "run").create()
     cfg = load_config("cpu_demo")
@@ -117,7 +117,7 @@ def test_run_folder_keeps_steps_and_trajectories_apart(tmp_path):
     assert [m["step"] for m in run.training_steps()] == [1, 2]
     cfg = load_config("cpu_demo")
     tasks = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=2)
-    from kit.rollout.loop import Episode
+    from kit.rollout.episode import Episode
 
     episodes = [Episode(prompt_ids=[1], completion_ids=[2, 3], env_mask=[1, 1], turns=1) for _ in tasks]
     run.append_trajectories(1, tasks, episodes, [1.0, 0.0])

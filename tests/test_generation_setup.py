@@ -11,7 +11,8 @@ from conftest import chat_prompt
 
 from kit.config.tree import ConfigError, load_config
 from kit.generation.setup import IPC_RECEIVER, is_loopback_url, resolve_generation, server_flags
-from kit.rollout.loop import Episode, RolloutSettings, token_budget
+from kit.rollout.episode import Episode
+from kit.rollout.loop import RolloutSettings, token_budget
 
 
 def _setup(*overrides: str, recipe: str = "cpu_demo", **facts):
@@ -204,7 +205,7 @@ class _Recording:
 def rollout_parts(tiny_model_dir):
     from kit.envs.environment import make_environment
     from kit.generation.transformers_gen import TransformersGenerator
-    from kit.rollout.loop import ToolMessageEncoder
+    from kit.rollout.episode import ToolMessageEncoder
     from kit.tool_parsers import load_parser
     from kit.train.models import load_policy, load_tokenizer
 

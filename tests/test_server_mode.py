@@ -23,7 +23,8 @@ from kit.envs.workplace.dialogue_variants import user_prompt
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator, connect_to_server
-from kit.rollout.loop import Rollouts, ToolMessageEncoder
+from kit.rollout.episode import ToolMessageEncoder
+from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser
 from kit.serve.net import free_port
 from kit.serve.server import VLLMServer

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from kit.config.tree import ConfigError, EnvConfig
 from kit.paths import resolve_path
-from kit.rollout.loop import Episode, Sandbox, Task
+from kit.rollout.episode import Episode, Sandbox, Task
 
 log = logging.getLogger(__name__)
 

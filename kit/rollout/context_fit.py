@@ -69,7 +69,7 @@ def measure_prompts(cfg: KitConfig) -> PromptLengths | None:
     """Count the tokens of up to SAMPLED_TASKS training and evaluation prompts; None when no tokenizer
     is on this machine."""
     from kit.envs.environment import make_environment
-    from kit.rollout.loop import ToolMessageEncoder
+    from kit.rollout.episode import ToolMessageEncoder
 
     tokenizer, folder, exact = _tokenizer(cfg)
     if tokenizer is None:

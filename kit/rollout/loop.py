@@ -21,124 +21,18 @@ import logging
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from kit.config.tree import KitConfig, RolloutConfig
 from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
+from kit.rollout.episode import Episode, Sandbox, Task, ToolMessageEncoder, is_error_observation
 from kit.tool_parsers import ParseResult, ToolCallParser
 
 if TYPE_CHECKING:
     from kit.envs.environment import TaskEnvironment
 
 log = logging.getLogger(__name__)
-
-
-class Sandbox(Protocol):
-    """What the rollout needs from an environment instance: execute a call, get an observation."""
-
-    def call(self, name: str, arguments: dict[str, Any] | str) -> str: ...
-
-
-@dataclass
-class Task:
-    """One prompt of the environment: chat messages, the tool schemas shown, and grading data."""
-
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    ground_truth: list[dict[str, Any]] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)
-    # A dialogue task's row fields for its simulated user: `user_model_system_prompt` and
-    # `verifier_metadata`; empty for a task that is one request.
-    user: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def is_dialogue(self) -> bool:
-        return "user_model_system_prompt" in self.user
-
-    @property
-    def ambiguity_type(self) -> str | None:
-        """A dialogue task's `verifier_metadata.ambiguity_type` (NeMo-Gym's three, or "unknown")."""
-        if not self.is_dialogue:
-            return None
-        return str((self.user.get("verifier_metadata") or {}).get("ambiguity_type", "unknown"))
-
-
-@dataclass
-class Episode:
-    """Everything one rollout produced: tokens for the trainer and a readable trajectory."""
-
-    prompt_ids: list[int]
-    completion_ids: list[int] = field(default_factory=list)
-    env_mask: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    raw_completions: list[str] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    tool_errors: int = 0
-    parse_failures: int = 0
-    turns: int = 0  # model calls, over all policy turns
-    policy_turns: int = 0
-    user_turns: int = 0  # replies of the simulated user that went back to the policy
-    # Why the episode ended: answered, user_stop, max_user_turns, max_turns, budget, or
-    # user_error (then `failure` says what went wrong and the episode scores 0).
-    end_reason: str | None = None
-    failure: str | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.end_reason is not None
-
-    @property
-    def generated_tokens(self) -> int:
-        return sum(self.env_mask)
-
-
-def is_error_observation(observation: str) -> bool:
-    return observation.startswith("Error")
-
-
-class ToolMessageEncoder:
-    """Token ids of tool messages as the chat template renders them after an assistant turn.
-
-    The suffix is the template's own text for the new messages plus the generation prompt, found by
-    rendering the conversation with and without them; it is tokenized alone and appended to the
-    sampled ids, so earlier tokens never change.
-    """
-
-    def __init__(self, tokenizer) -> None:
-        self.tokenizer = tokenizer
-        self.eos = tokenizer.eos_token
-
-    def prompt_ids(self, task: Task) -> list[int]:
-        return list(
-            self.tokenizer.apply_chat_template(
-                task.messages,
-                tools=task.tools or None,
-                add_generation_prompt=True,
-                tokenize=True,
-                return_dict=False,
-            )
-        )
-
-    def suffix_ids(
-        self, conversation: list[dict[str, Any]], tools: list[dict], messages: list[dict]
-    ) -> list[int]:
-        """Ids of `messages` (tool results or a user reply) and the generation prompt after them."""
-        render = self.tokenizer.apply_chat_template
-        base = render(conversation, tools=tools or None, tokenize=False)
-        full = render(
-            conversation + messages, tools=tools or None, tokenize=False, add_generation_prompt=True
-        )
-        if not full.startswith(base):
-            raise ValueError(
-                "The chat template renders earlier turns differently once tool or user messages follow, so "
-                "they cannot be appended token-exactly. Use model.chat_template=kit or a template that "
-                "renders history append-only."
-            )
-        # The sampled ids end on the end-of-turn token; whatever the template writes after it comes first.
-        after_eos = base[base.rfind(self.eos) + len(self.eos) :] if self.eos and self.eos in base else ""
-        return self.tokenizer.encode(after_eos + full[len(base) :], add_special_tokens=False)
 
 
 @dataclass

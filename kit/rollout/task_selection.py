@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kit.generation.base import Generator, Sampling
-from kit.rollout.loop import Episode, Rollouts, Task
+from kit.rollout.episode import Episode, Task
+from kit.rollout.loop import Rollouts
 
 # Tasks probed per rollout batch (times the samples per task).
 PROBE_BATCH_TASKS = 32

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import requests
 
 from kit.config.tree import ConfigError, KitConfig, UserModelConfig
-from kit.rollout.loop import Task
+from kit.rollout.episode import Task
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,8 @@ from typing import Any
 from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment, episode_reward, make_environment
 from kit.generation.base import Generator, Sampling
-from kit.rollout.loop import Episode, Rollouts, Task
+from kit.rollout.episode import Episode, Task
+from kit.rollout.loop import Rollouts
 
 log = logging.getLogger(__name__)
 

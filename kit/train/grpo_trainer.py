@@ -27,7 +27,8 @@ from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.generation.weight_sync import ServerWeightSync, server_sync
-from kit.rollout.loop import Episode, Rollouts, Task
+from kit.rollout.episode import Episode, Task
+from kit.rollout.loop import Rollouts
 from kit.train.models import mixed_precision_args
 from kit.train.run_folder import RunFolder
 

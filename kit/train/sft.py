@@ -15,7 +15,7 @@ from typing import Any
 
 from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment
-from kit.rollout.loop import Task
+from kit.rollout.episode import Task
 from kit.rollout.user_simulators import clarification
 from kit.train.models import mixed_precision_args
 from kit.train.run_folder import RunFolder
