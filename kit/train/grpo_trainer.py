@@ -291,12 +291,14 @@ def build_trainer(
     tasks: list[Task],
     run: RunFolder,
     user=None,
+    setup: GenerationSetup | None = None,
 ) -> KitGRPOTrainer:
-    """A ready-to-train GRPOTrainer over `tasks`, generating with the configured mode; `user` (a
-    `kit.rollout.user_simulators.UserSimulator`) answers the dialogue tasks."""
+    """A ready-to-train GRPOTrainer over `tasks`, generating as `setup` decided (default: as
+    `resolve_generation` decides for `cfg` here); `user` (a `kit.rollout.user_simulators.UserSimulator`)
+    answers the dialogue tasks."""
     from datasets import Dataset
 
-    setup = resolve_generation(cfg)
+    setup = setup or resolve_generation(cfg)
     setup.check()
 
     rollout = KitRollout(cfg, env, tasks, tokenizer, run, user)

@@ -34,6 +34,7 @@ from transformers import TrainerCallback
 
 from kit.config.tree import ConfigError, KitConfig, save_config
 from kit.envs.environment import episode_reward, make_environment
+from kit.generation.setup import resolve_generation
 from kit.rollout.user_simulators import open_user_simulator
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.train.models import load_policy, load_tokenizer, resolve_model
@@ -67,7 +68,10 @@ class TrainingJob:
         save_config(cfg, self.run.path / "config.yaml")
         self.server = None
         self._user_context = contextlib.ExitStack()
-        if cfg.generation.mode == "server" and cfg.generation.start_server:
+        # Every generation decision of the job (mode, server, weight sync) is made here, once.
+        self.setup = resolve_generation(cfg)
+        self.setup.check()
+        if self.setup.mode == "server" and cfg.generation.start_server:
             # Started before the policy loads: on a GPU the server takes its share of memory first.
             from kit.serve.server import VLLMServer
 
@@ -76,6 +80,7 @@ class TrainingJob:
             cfg = dataclasses.replace(
                 cfg, generation=dataclasses.replace(cfg.generation, server_url=self.server.url)
             )
+            self.setup = dataclasses.replace(self.setup, server_url=self.server.url)
         self.cfg = cfg
         self.model_dir = resolve_model(cfg.model.name_or_path)
         self.tokenizer = load_tokenizer(cfg.model, self.model_dir)
@@ -175,11 +180,10 @@ class TrainingJob:
     def served_generator(self):
         """In server mode with a kit sync (reload, ipc): the server, after pushing the current policy to
         it, so evaluation runs at the server's speed. None: evaluate with the local model."""
-        from kit.generation.setup import resolve_generation
         from kit.generation.vllm_server import VLLMServerGenerator, connect_to_server
         from kit.generation.weight_sync import server_sync
 
-        setup = resolve_generation(self.cfg)
+        setup = self.setup
         if setup.mode != "server" or setup.sync not in ("reload", "ipc"):
             return None
         client = connect_to_server(self.cfg.generation, self.run.server_log)
@@ -254,14 +258,14 @@ class TrainingJob:
             self._timed("grpo", started)
             return None
         self.trainer = build_trainer(
-            self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run, self.user
+            self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run, self.user, self.setup
         )
         for callback in callbacks:
             self.trainer.add_callback(callback)
         if self.cfg.run.eval_every and self.eval_tasks:
             self.trainer.add_callback(HeldOutCurve(self, self.cfg.run.eval_every))
-        self.summary["generation"] = self.trainer.generation_setup.describe()
-        self.summary["generation_mode"] = self.cfg.generation.mode
+        self.summary["generation"] = self.setup.describe()
+        self.summary["generation_mode"] = self.setup.mode
         started = time.perf_counter()
         # TRL restores weights, optimizer, scheduler, RNG states and the step counter from the checkpoint.
         checkpoint = None if self.resumed_from is None else str(self.resumed_from.path)
