@@ -1,7 +1,7 @@
 """Fuzz the kit's four input surfaces and count what breaks: the built-in tool parsers, the workplace
 sandbox's tool calls, the config loader, and requests to a running `kit serve` (vLLM on CPU).
 
-The generators and checks are the test suite's (tests/test_*_fuzz.py, tests/fuzz_verdicts.py), run at a
+The generators and checks are the test suite's (kit/testing/fuzz/, run by tests/test_*_fuzz.py), run at a
 larger size and counted instead of stopping at the first finding. Run from the repository root:
 
     python3 -m bench.fuzz [--outputs 3000] [--calls 3000] [--configs 2500] [--requests 2000]
@@ -24,13 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kit.paths import PROJECT_ROOT
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
-sys.path.insert(0, str(PROJECT_ROOT / "tests"))
-
-from fuzz_verdicts import Crash, Hang, Unclear, Wrong  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from kit.testing.fuzz.verdicts import Crash, Hang, Unclear, Wrong
 
 KINDS = {Crash: "crashes", Hang: "hangs", Unclear: "errors without a clear message", Wrong: "wrong results"}
 
@@ -81,7 +78,7 @@ def drive(strategy: st.SearchStrategy, body: Callable[[Any], None], examples: in
 
 
 def fuzz_parsers(outputs: int) -> Tally:
-    import test_tool_parsers_fuzz as fuzz
+    from kit.testing.fuzz import tool_parsers as fuzz
 
     tally = Tally("tool parsers (kit, hermes, json): parse, truncations, stream", limit_s=10.0)
 
@@ -99,7 +96,7 @@ def fuzz_parsers(outputs: int) -> Tally:
 
 
 def fuzz_sandbox(calls: int) -> Tally:
-    import test_workplace_fuzz as fuzz
+    from kit.testing.fuzz import workplace as fuzz
 
     tally = Tally("workplace sandbox tool calls", limit_s=10.0)
     sequences = -(-calls // fuzz.CALLS_PER_EXAMPLE)
@@ -108,7 +105,7 @@ def fuzz_sandbox(calls: int) -> Tally:
 
 
 def fuzz_configs(configs: int) -> Tally:
-    import test_config_fuzz as fuzz
+    from kit.testing.fuzz import config as fuzz
 
     tally = Tally("config loader: recipes and overrides", limit_s=10.0)
     with tempfile.TemporaryDirectory() as folder:
@@ -129,9 +126,8 @@ def fuzz_configs(configs: int) -> Tally:
 
 
 def fuzz_server(requests: int) -> Tally:
-    import test_server_fuzz as fuzz
-
     from kit.config.tree import DEMO_MODEL
+    from kit.testing.fuzz import server as fuzz
     from kit.train.models import resolve_model
 
     tally = Tally("kit serve requests (vLLM CPU, API key set)", limit_s=fuzz.TIMEOUT)

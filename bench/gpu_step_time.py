@@ -12,8 +12,8 @@ TRL, kit, TRL, ...
 The variants:
 - `kit`: the trainer `kit train` builds; multi-turn, up to 4 turns, continuous batching of turns.
 - `trl-tools`: stock GRPOTrainer running the same multi-turn episodes with its own tool loop
-  (`environment_factory`, see trl_tool_env.py): the same tools, turn limit and observation cut. The
-  kit's ratio to it is the comparison on the same work, and the last line prints it.
+  (`environment_factory`, see kit/testing/trl_tool_env.py): the same tools, turn limit and observation
+  cut. The kit's ratio to it is the comparison on the same work, and the last line prints it.
 - `trl`: stock GRPOTrainer, one turn per episode (no tool results go back to the model).
 - `kit-1turn`: the kit's trainer with `rollout.max_turns=1`, the same work as `trl`: its ratio to `trl`
   is what the kit's wrapping costs by itself.
@@ -43,7 +43,8 @@ from pathlib import Path
 from types import MethodType
 
 from transformers import TrainerCallback
-from trl_tool_env import (
+
+from kit.testing.trl_tool_env import (
     as_trl_renders,
     check_same_prompts,
     environment_factories,

@@ -111,13 +111,12 @@ def test_plugins_parse_identically_with_and_without_vllm():
 
 
 def test_builtins_stream_identically_with_and_without_vllm():
-    from parser_streams import streamed
+    from kit.testing.parser_streams import streamed
 
     cases = [(name, text) for name, plugin, text, _ in CASES if plugin is None]
     script = """
 import dataclasses, json
-sys.path.insert(0, "tests")
-from parser_streams import streamed
+from kit.testing.parser_streams import streamed
 cases = json.load(sys.stdin)
 print(json.dumps([dataclasses.astuple(streamed(name, text, range(len(text)))) for name, text in cases]))
 assert not [module for module in sys.modules if module.startswith("vllm.")]

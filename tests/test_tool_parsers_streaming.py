@@ -8,8 +8,8 @@ import json
 import time
 
 import pytest
-from parser_streams import Reassembled, builtin_plugin, extracted, streamed
 
+from kit.testing.parser_streams import Reassembled, builtin_plugin, extracted, streamed
 from kit.tool_parsers.plugins import PLUGIN_DIR
 
 

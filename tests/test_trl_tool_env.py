@@ -6,16 +6,11 @@ kit's tool-call format, runs calls in each episode's fresh sandbox, and scores w
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 
 import pytest
 
-from kit.paths import PROJECT_ROOT
-
-sys.path.insert(0, str(PROJECT_ROOT / "bench"))
-
-import trl_tool_env  # noqa: E402
+from kit.testing import trl_tool_env
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@
 TRL 1.16 runs tool-calling episodes itself: it renders the tools into the prompt from Python methods
 (their signatures and docstrings), parses each completion with the tokenizer's response template, calls
 the methods, appends the results and generates again, in rounds of the episodes still calling tools.
-This module gives that loop the same tasks the kit trains on, so the step-time bench can compare the
-kit's rollouts with plain TRL on the same multi-turn work:
+This module gives that loop the same tasks the kit trains on, so the step-time bench
+(bench/gpu_step_time.py) can compare the kit's rollouts with plain TRL on the same multi-turn work:
 
 - one environment class per distinct tool list, its methods built from the tasks' JSON schemas, so TRL
   renders the same prompt tokens as the kit (`check_same_prompts` asserts it);
@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from kit.rollout.loop import cut_observation
+from kit.envs.environment import TaskEnvironment
 from kit.rollout.episode import Task, ToolMessageEncoder
+from kit.rollout.loop import cut_observation
 
 _TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
 
@@ -85,7 +86,7 @@ def tool_list_key(task: Task) -> str:
 
 
 def environment_factories(
-    tasks: list[Task], environment, max_tool_output_chars: int
+    tasks: list[Task], environment: TaskEnvironment, max_tool_output_chars: int
 ) -> dict[str, Callable[[], Any]]:
     """`environment_factory` for TRL: one environment class per distinct tool list of `tasks`.
 
@@ -114,7 +115,7 @@ def environment_factories(
     return factories
 
 
-def with_response_template(tokenizer):
+def with_response_template(tokenizer: Any) -> Any:
     """`tokenizer` with the response template TRL parses the kit's tool-call format with."""
     from trl import chat_template_utils
 
@@ -122,7 +123,7 @@ def with_response_template(tokenizer):
     return tokenizer
 
 
-def trl_tools(environment) -> list[Callable[..., str]]:
+def trl_tools(environment: Any) -> list[Callable[..., str]]:
     """The tools TRL 1.16 shows for an environment instance: its public methods but `reset` and
     `get_reward`, in `inspect.getmembers` order (by name)."""
     members = inspect.getmembers(type(environment), predicate=inspect.isfunction)
@@ -133,7 +134,7 @@ def trl_tools(environment) -> list[Callable[..., str]]:
     ]
 
 
-def check_same_prompts(tasks: list[Task], factories: dict[str, Callable[[], Any]], tokenizer) -> None:
+def check_same_prompts(tasks: list[Task], factories: dict[str, Callable[[], Any]], tokenizer: Any) -> None:
     """Raise unless TRL's rendering (tools from the environment's methods) gives the kit's prompt ids."""
     encoder = ToolMessageEncoder(tokenizer)
     for index, task in enumerate(tasks):
