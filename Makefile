@@ -49,8 +49,9 @@ demo: venv
 
 # Two pytest processes: the 3-process SkyPilot rehearsal (a vLLM server and two trainers) gets a fresh
 # one, without the memory the earlier tests' models leave in the first (24 GB machines ran out).
+# --durations: the slowest tests, printed by every run (CI's log is where the suite's time is read).
 test: venv sky-venv
-	$(PY) -m pytest tests --ignore=tests/test_sky_rehearsal.py $(PYTEST_ARGS)
+	$(PY) -m pytest tests --ignore=tests/test_sky_rehearsal.py --durations=25 $(PYTEST_ARGS)
 	$(PY) -m pytest tests/test_sky_rehearsal.py $(PYTEST_ARGS)
 
 # As root (containers, cloud VMs) Jupyter refuses to start without --allow-root.
