@@ -272,3 +272,32 @@ def test_a_resumed_server_mode_run_pushes_the_checkpoint_weights_first(tiny_mode
     # checkpoint's weights, not the base weights it started with.
     assert gaps[first] < 0.05, gaps
     print(f"\nserver mode: step lost {lost}; server-trainer logprob gap per step {gaps}")
+
+
+def test_the_resume_plan_is_decided_once_from_the_run_folder(tmp_path):
+    """A fresh run loads the base model and skips nothing; a resumed one skips the stages before GRPO and,
+    at GRPO's last step, loads the checkpoint's weights instead of training on."""
+    from kit.config.tree import save_config
+    from kit.train.resume import plan_resume
+
+    folder = tmp_path / "run"
+    fresh_cfg = load_config("cpu_demo", [f"run.output_dir={folder}", "grpo.max_steps=3"])
+    run = RunFolder(folder)
+    fresh = plan_resume(fresh_cfg, run)
+    assert fresh.checkpoint is None and not fresh.skips("sft") and fresh.trainer_checkpoint is None
+    assert fresh.policy_weights("base") == "base"
+    save_config(fresh_cfg, run.path / "config.yaml")
+    checkpoint = run.checkpoints / "checkpoint-3"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_text("{}")
+    (checkpoint / "model.safetensors").write_bytes(b"")
+    done = plan_resume(
+        load_config("cpu_demo", [f"run.output_dir={folder}", "grpo.max_steps=3", "run.resume=true"]), run
+    )
+    assert done.grpo_done and done.policy_weights("base") == str(checkpoint)
+    more = plan_resume(
+        load_config("cpu_demo", [f"run.output_dir={folder}", "grpo.max_steps=5", "run.resume=true"]), run
+    )
+    assert not more.grpo_done and more.policy_weights("base") == "base"
+    assert more.trainer_checkpoint == str(checkpoint)
+    assert more.skips("sft") and more.skips("base_eval") and not more.skips("grpo")

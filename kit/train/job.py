@@ -38,14 +38,13 @@ from kit.generation.setup import resolve_generation
 from kit.rollout.user_simulators import open_user_simulator
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.train.models import load_policy, load_tokenizer, resolve_model
-from kit.train.resume import grpo_finished, prepare_resume, start_fresh
+from kit.train.resume import BEFORE_GRPO, plan_resume
 from kit.train.run_folder import RunFolder, process_count, process_rank
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
 
 # Stages that finish before the first GRPO checkpoint, so a resumed job skips them: their `seconds` keys.
-BEFORE_GRPO = ("base_eval", "sft", "after_sft_eval", "task_selection")
 
 
 class TrainingJob:
@@ -62,9 +61,7 @@ class TrainingJob:
             )
         set_seed(cfg.run.seed)
         self.run = run or RunFolder(cfg.run.output_dir)
-        self.resumed_from = prepare_resume(cfg, self.run) if cfg.run.resume else None
-        if self.resumed_from is None:
-            start_fresh(self.run)
+        self.resume = plan_resume(cfg, self.run)
         save_config(cfg, self.run.path / "config.yaml")
         self.server = None
         self._user_context = contextlib.ExitStack()
@@ -98,10 +95,7 @@ class TrainingJob:
                 open_user_simulator(cfg, self.env.outcome, self.run.path)
             )
             atexit.register(self.close)
-        self.grpo_finished = self.resumed_from is not None and grpo_finished(cfg, self.resumed_from)
-        # Otherwise TRL loads the checkpoint's weights into the policy when GRPO resumes.
-        weights = str(self.resumed_from.path) if self.grpo_finished else self.model_dir
-        self.model = load_policy(cfg.model, weights)
+        self.model = load_policy(cfg.model, self.resume.policy_weights(self.model_dir))
         self.trainer = None
         self.summary: dict[str, Any] = {
             "recipe": cfg.recipe,
@@ -110,7 +104,7 @@ class TrainingJob:
             "versions": versions(),
             "seconds": {},
         }
-        if self.resumed_from is not None:
+        if self.resume.checkpoint is not None:
             self._keep_earlier_stages()
         self.run.write_summary(self.summary)
 
@@ -123,7 +117,7 @@ class TrainingJob:
                 self.summary[stage] = earlier[stage]
         seconds = earlier.get("seconds", {})
         self.summary["seconds"] = {key: seconds[key] for key in BEFORE_GRPO if key in seconds}
-        checkpoint = self.resumed_from
+        checkpoint = self.resume.checkpoint
         resumes = [
             *earlier.get("resumed_from", []),
             {"checkpoint": checkpoint.path.name, "step": checkpoint.step},
@@ -132,10 +126,10 @@ class TrainingJob:
 
     def _skipped_on_resume(self, stage: str) -> bool:
         """True (with a log line) when this resumed job skips `stage`, which ran before its checkpoint."""
-        if self.resumed_from is None or stage not in BEFORE_GRPO:
+        if not self.resume.skips(stage):
             return False
         kept = "its record kept" if stage in self.summary["seconds"] else "summary.json has no record of it"
-        log.info("resume: %s ran before %s; skipped (%s)", stage, self.resumed_from.path.name, kept)
+        log.info("resume: %s ran before %s; skipped (%s)", stage, self.resume.checkpoint.path.name, kept)
         return True
 
     def _timed(self, stage: str, started: float) -> float:
@@ -250,10 +244,11 @@ class TrainingJob:
         run folder's final/."""
         from kit.train.grpo_trainer import build_trainer
 
-        if self.grpo_finished:
-            log.info("resume: %s is GRPO's last step; nothing left to train", self.resumed_from.path.name)
+        if self.resume.grpo_done:
+            checkpoint = self.resume.checkpoint
+            log.info("resume: %s is GRPO's last step; nothing left to train", checkpoint.path.name)
             started = time.perf_counter()
-            self.summary["grpo_steps"] = self.resumed_from.step
+            self.summary["grpo_steps"] = checkpoint.step
             self._save_final()
             self._timed("grpo", started)
             return None
@@ -268,8 +263,7 @@ class TrainingJob:
         self.summary["generation_mode"] = self.setup.mode
         started = time.perf_counter()
         # TRL restores weights, optimizer, scheduler, RNG states and the step counter from the checkpoint.
-        checkpoint = None if self.resumed_from is None else str(self.resumed_from.path)
-        self.trainer.train(resume_from_checkpoint=checkpoint)
+        self.trainer.train(resume_from_checkpoint=self.resume.trainer_checkpoint)
         self._timed("grpo", started)
         self.summary["grpo_steps"] = self.trainer.state.global_step
         sync_seconds = getattr(getattr(self.trainer, "vllm_generation", None), "seconds", None)

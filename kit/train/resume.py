@@ -181,6 +181,44 @@ def prepare_resume(cfg: KitConfig, run: RunFolder) -> Checkpoint:
     return newest
 
 
+# The stages before GRPO: a resumed job has them done already and skips them.
+BEFORE_GRPO = ("base_eval", "sft", "after_sft_eval", "task_selection")
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What a training job does about the run folder's earlier run, decided once before anything loads:
+    continue from `checkpoint` (None: a fresh run), skipping the stages before GRPO, and when the
+    checkpoint is GRPO's last step, load its weights instead of training on."""
+
+    checkpoint: Checkpoint | None
+    grpo_done: bool = False
+
+    def skips(self, stage: str) -> bool:
+        """Whether the job skips `stage` (one of BEFORE_GRPO) because the earlier run did it."""
+        return self.checkpoint is not None and stage in BEFORE_GRPO
+
+    def policy_weights(self, model_dir: str) -> str:
+        """Where the policy loads from: the last checkpoint when GRPO is done, else `model_dir` (TRL loads a
+        checkpoint's weights itself when GRPO resumes)."""
+        return str(self.checkpoint.path) if self.grpo_done and self.checkpoint else model_dir
+
+    @property
+    def trainer_checkpoint(self) -> str | None:
+        """What `trainer.train(resume_from_checkpoint=...)` gets."""
+        return None if self.checkpoint is None else str(self.checkpoint.path)
+
+
+def plan_resume(cfg: KitConfig, run: RunFolder) -> ResumePlan:
+    """With `run.resume`: check and prepare the run folder (`prepare_resume`) and plan to continue from its
+    newest complete checkpoint. Otherwise: empty the folder of any earlier run (`start_fresh`)."""
+    if not cfg.run.resume:
+        start_fresh(run)
+        return ResumePlan(None)
+    checkpoint = prepare_resume(cfg, run)
+    return ResumePlan(checkpoint, grpo_done=grpo_finished(cfg, checkpoint))
+
+
 def start_fresh(run: RunFolder) -> None:
     """Make `run` hold no earlier run's files, so checkpoints and logs are this run's alone."""
     run.create()
