@@ -116,6 +116,42 @@ def test_two_grpo_steps_sync_weights_to_the_server(server, demo_model_dir):
     assert served[:8] == local.token_ids
 
 
+def test_a_lora_policy_reaches_the_server_merged_under_the_base_names(server):
+    """model.lora: GRPO trains an adapter only; each sync pushes the merged weights, which the server loads
+    by the base model's names (a wrong name would leave it on the base weights, which never write
+    `[[call`). The adapter starts at zero, so the served model is the tool caller the policy started from."""
+    import dataclasses
+
+    from kit.config.tree import LoraSettings
+    from kit.train.lora import is_peft_model, trainable_share
+
+    base_cfg = server["cfg"]
+    cfg = dataclasses.replace(
+        base_cfg, model=dataclasses.replace(base_cfg.model, lora=LoraSettings(enabled=True, r=8))
+    )
+    tokenizer = load_tokenizer(cfg.model, server["caller_dir"])
+    _, prompt = _task_prompt(cfg, tokenizer)
+    client = VLLMServerClient(server["server"].url)
+    client.reload_weights(server["server"].model_dir)
+    greedy = Sampling(temperature=0.0)
+    before = tokenizer.decode(client.complete(prompt, 24, greedy).token_ids)
+    assert not before.startswith("[[call"), before
+
+    cfg.grpo.update(max_steps=1, save_strategy="no")
+    run = RunFolder(server["run_dir"]).create()
+    env = make_environment(cfg.env)
+    model = load_policy(cfg.model, server["caller_dir"])
+    trainer = build_trainer(cfg, model, tokenizer, env, env.load_tasks(cfg.env.train_file, limit=8), run)
+    assert is_peft_model(trainer.model)
+    trainable, total = trainable_share(trainer.model)
+    assert 0 < trainable < total / 20
+    trainer.train()
+    assert len(trainer.vllm_generation.seconds) == 1
+    trainer.vllm_generation.sync_weights()
+    assert tokenizer.decode(client.complete(prompt, 24, greedy).token_ids).startswith("[[call")
+    client.reload_weights(server["server"].model_dir)  # back to the base model for the next test
+
+
 class _InRounds:
     """The same server generator without `generate_continuously`: every round waits for its slowest turn."""
 

@@ -30,6 +30,19 @@ DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
 @dataclass
+class LoraSettings:
+    """LoRA adapters (peft) in place of full fine-tuning, for SFT and GRPO alike. The base weights stay
+    frozen; a vLLM server gets the weights with the adapter merged in (kit.train.lora)."""
+
+    enabled: bool = False
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    # peft's target_modules: "all-linear" (every linear layer but the output head) or module names.
+    target_modules: str | list[str] = "all-linear"
+
+
+@dataclass
 class ModelConfig:
     """Which policy to train and how to render its prompts."""
 
@@ -39,6 +52,7 @@ class ModelConfig:
     # The training weights: "auto" = float32 master weights, bf16 autocast where the hardware has it
     # (TRL's default). "bfloat16" halves their memory but loses small updates (see models.torch_dtype).
     dtype: str = "auto"
+    lora: LoraSettings = field(default_factory=LoraSettings)
 
 
 @dataclass
@@ -251,6 +265,9 @@ def _build_section(cls: type, section: str, values: Any) -> Any:
     built = dict(values)
     for key, value in values.items():
         hint = hints[key]
+        if dataclasses.is_dataclass(hint):
+            built[key] = _build_section(hint, f"{section}.{key}", value)
+            continue
         if isinstance(hint, type) and issubclass(hint, TRLArgs):
             if not isinstance(value, dict):
                 raise ConfigError(

@@ -10,7 +10,8 @@ with the same `sync_weights()` entry point, so GRPOTrainer calls them before eve
   to the kit's vLLM worker extension (`kit.generation.ipc_receiver`), which copies them in on the GPU.
 
 Every rank waits until the push and the prefix-cache reset are done, so no rank generates with old
-or half-loaded weights.
+or half-loaded weights. A LoRA policy is pushed merged (`kit.train.lora.merged_parameters`): the server
+gets plain weights under the base model's names.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 from kit.generation.vllm_server import VLLMServerClient
+from kit.train.lora import is_peft_model, merged_parameters
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +60,23 @@ class ReloadWeightSync(ServerWeightSync):
         self.folder = folder
 
     def _push(self) -> None:
-        from safetensors.torch import save_file
-
+        unwrapped = self.accelerator.unwrap_model(self.model)
+        if is_peft_model(unwrapped):
+            if self.accelerator.is_main_process:
+                with merged_parameters(unwrapped) as parameters:
+                    self._write_and_reload(dict(parameters))
+            return
         # Collective under FSDP / DeepSpeed: every rank must call it.
         state = self.accelerator.get_state_dict(self.model)
         if not self.accelerator.is_main_process:
             return
-        unwrapped = self.accelerator.unwrap_model(self.model)
         if getattr(unwrapped.config, "tie_word_embeddings", False):
             state.pop("lm_head.weight", None)  # shares storage with the embeddings; vLLM ties it itself
+        self._write_and_reload(state)
+
+    def _write_and_reload(self, state: dict) -> None:
+        from safetensors.torch import save_file
+
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = self.folder / "model.safetensors.tmp"
         save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(tmp))
@@ -84,13 +94,19 @@ class IPCWeightSync(ServerWeightSync):
     method = "ipc"
 
     def _push(self) -> None:
+        unwrapped = self.accelerator.unwrap_model(self.model)
+        if is_peft_model(unwrapped):
+            with merged_parameters(unwrapped) as tensors:  # the server copies them before the unmerge
+                self._send(tensors)
+            return
+        # named_parameters() lists a tied lm_head once, under the embeddings; vLLM ties it itself.
+        self._send([(name, param.detach()) for name, param in unwrapped.named_parameters()])
+
+    def _send(self, tensors: list) -> None:
         import torch
 
         from kit.generation.ipc_receiver import encode_tensor_handle
 
-        unwrapped = self.accelerator.unwrap_model(self.model)
-        # named_parameters() lists a tied lm_head once, under the embeddings; vLLM ties it itself.
-        tensors = [(name, param.detach()) for name, param in unwrapped.named_parameters()]
         torch.cuda.synchronize()  # the optimizer step must have landed before the server reads
         payload = [[name, encode_tensor_handle(t)] for name, t in tensors]
         loaded = self.client.collective_rpc("kit_load_ipc_weights", {"weights": payload})

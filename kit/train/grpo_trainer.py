@@ -29,6 +29,7 @@ from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, co
 from kit.generation.weight_sync import ServerWeightSync, server_sync
 from kit.rollout.episode import Episode, Task
 from kit.rollout.loop import Rollouts
+from kit.train.lora import peft_config
 from kit.train.models import mixed_precision_args
 from kit.train.run_folder import RunFolder
 
@@ -318,6 +319,7 @@ def build_trainer(
         processing_class=tokenizer,
         rollout_func=rollout,
         callbacks=[MetricsFileCallback(run)],
+        peft_config=peft_config(cfg.model.lora),
     )
     trainer.generation_setup = setup
     rollout.generator = _generator_for(cfg, setup, trainer, tokenizer, run)

@@ -37,6 +37,7 @@ from kit.envs.environment import episode_reward, make_environment
 from kit.generation.setup import resolve_generation
 from kit.rollout.user_simulators import open_user_simulator
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
+from kit.train.lora import is_peft_model, merged_parameters
 from kit.train.models import load_policy, load_tokenizer, resolve_model
 from kit.train.resume import BEFORE_GRPO, plan_resume
 from kit.train.run_folder import RunFolder, process_count, process_rank
@@ -275,12 +276,20 @@ class TrainingJob:
 
     def _save_final(self) -> None:
         self.model.config.use_cache = True  # saved for inference, not for training
+        final = self.run.final_model
         if self.trainer is None:
             if process_rank() == 0:
-                self.model.save_pretrained(str(self.run.final_model))
+                self.model.save_pretrained(str(final))
+        elif is_peft_model(self.model):
+            # The adapter as TRL saves it, and beside it the merged model that kit serve and kit eval load.
+            self.trainer.save_model(str(final / "adapter"))
+            if process_rank() == 0:
+                with merged_parameters(self.model) as parameters:
+                    state = {name: tensor.clone() for name, tensor in parameters}
+                self.model.get_base_model().save_pretrained(str(final), state_dict=state)
         else:
-            self.trainer.save_model(str(self.run.final_model))  # gathers sharded weights
-        self.tokenizer.save_pretrained(str(self.run.final_model))
+            self.trainer.save_model(str(final))  # gathers sharded weights
+        self.tokenizer.save_pretrained(str(final))
 
     def close(self) -> None:
         """Stop the servers this job started, if any (also done by `finish`)."""

@@ -17,6 +17,7 @@ from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment
 from kit.rollout.episode import Task
 from kit.rollout.user_simulators import clarification
+from kit.train.lora import is_peft_model, peft_config
 from kit.train.models import mixed_precision_args
 from kit.train.run_folder import RunFolder
 
@@ -99,9 +100,14 @@ def sft_warmup(
         {"seed": cfg.run.seed, **mixed_precision_args()}, output_dir=str(run.path / "sft")
     )
     trainer = SFTTrainer(
-        model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=peft_config(cfg.model.lora),
     )
     log.info("SFT warm-up: %d demonstrations (%s)", len(rows), ", ".join(cfg.sft.tiers))
     result = trainer.train()
     run.append_metrics({"phase": "sft", "train_loss": result.training_loss, "steps": result.global_step})
-    return trainer.model
+    # A LoRA warm-up is merged in: GRPO trains a fresh adapter on the warmed-up weights.
+    return trainer.model.merge_and_unload() if is_peft_model(trainer.model) else trainer.model

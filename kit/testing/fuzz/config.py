@@ -164,7 +164,8 @@ def _hint(section: str, key: str) -> typing.Any:
 
         return typing.get_type_hints(trl.GRPOConfig)[key]
     hint = typing.get_type_hints(SECTIONS[section])[key]
-    return dict[str, typing.Any] if isinstance(hint, type) and issubclass(hint, TRLArgs) else hint
+    nested = dataclasses.is_dataclass(hint) or (isinstance(hint, type) and issubclass(hint, TRLArgs))
+    return dict[str, typing.Any] if nested else hint
 
 
 wrong_values = st.one_of(
@@ -217,6 +218,10 @@ def check_mutation(
     loaded = getattr(cfg.grpo, key) if section == "grpo" else getattr(getattr(cfg, section), key)
     if isinstance(loaded, TRLArgs):  # sft.args: what the recipe set, as a mapping
         loaded = loaded.given
+    elif dataclasses.is_dataclass(loaded):  # model.lora: the keys it set; null (an empty `lora:`) is
+        if value is None and loaded == type(loaded)():  # the defaults, as for a top-level section
+            return
+        loaded = {name: getattr(loaded, name) for name in value} if isinstance(value, dict) else loaded
     if fault != "value" or not (loaded == value and type(loaded) is type(value)):
         raise Wrong(f"{fault} at {section}.{key} ({value!r}) loaded as {loaded!r}")
     if not matches(value, _hint(section, key)):
