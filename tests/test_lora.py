@@ -1,5 +1,5 @@
 """model.lora: adapters in place of full fine-tuning, through the whole job (transformers mode here; the
-server path is tests/test_server_mode.py::test_a_lora_policy_reaches_the_server_merged_under_the_base_names)."""
+server path: test_server_mode.py::test_a_lora_policy_reaches_the_server_merged_under_the_base_names)."""
 
 from __future__ import annotations
 
