@@ -37,7 +37,10 @@ def test_kit_train_runs_its_own_server_and_stops_it(cli, tiny_model_dir, tmp_pat
         assert summary[stage]["n"] == 2
     # run.eval_every=1: the held-out curve has the step between the first and the last
     assert [(p["step"], p["n"]) for p in summary["held_out_curve"]] == [(1, 2)]
-    assert (run_dir / "reward_curve.png").stat().st_size > 0
+    from PIL import Image
+
+    with Image.open(run_dir / "reward_curve.png") as plot:  # training curve beside the three stages
+        assert plot.format == "PNG" and plot.size == (1000, 380)
     log = (run_dir / "server.log").read_text()
     assert log.count("POST /v1/completions") >= 4 * 2  # four evaluations of 2 tasks, then rollouts
     assert log.count("POST /collective_rpc") >= 2 + 4  # a sync per GRPO step and before each evaluation

@@ -125,6 +125,15 @@ def test_run_folder_keeps_steps_and_trajectories_apart(tmp_path):
     assert [r["reward"] for r in records] == [1.0, 0.0] and {r["step"] for r in records} == {1}
     assert records[0]["completion_tokens"] == 2 and records[0]["task"] == tasks[0].info
     assert run.plot_rewards().stat().st_size > 1000
+    summary = {
+        "base": {"success_rate": 0.1, "interval95": [0.0, 0.3], "n": 10},
+        "after_grpo": {"success_rate": 0.6, "interval95": [0.3, 0.8], "n": 10},
+    }
+    curve, stages = run.reward_figure(summary).axes
+    plotted = {line.get_label(): list(line.get_ydata()) for line in curve.get_lines()}
+    assert plotted["mean reward (5-step mean)"] == [0.25, 0.375]  # the metrics' rewards, averaged
+    assert [bar.get_height() for bar in stages.patches] == [0.1, 0.6]
+    assert [tick.get_text() for tick in stages.get_xticklabels()] == ["base", "after grpo"]
     for line in run.metrics_file.read_text().splitlines():
         json.loads(line)
 

@@ -129,8 +129,13 @@ class RunFolder:
     def plot_rewards(
         self, summary: dict[str, Any] | None = None, episodes_per_step: int | None = None
     ) -> Path:
-        """reward_curve.png: reward and success rate per step (points and a 5-step moving average) and,
-        with a `summary`, the success rate before and after each stage with its 95 % interval."""
+        """Write reward_curve.png (`reward_figure`) and return its path."""
+        self.reward_figure(summary, episodes_per_step).savefig(self.reward_plot, dpi=100)
+        return self.reward_plot
+
+    def reward_figure(self, summary: dict[str, Any] | None = None, episodes_per_step: int | None = None):
+        """Reward and success rate per step (points and a 5-step moving average) and, with a `summary`,
+        the held-out curve and the success rate after each stage with its 95 % interval."""
         from matplotlib.figure import Figure
         from matplotlib.ticker import MaxNLocator
 
@@ -184,8 +189,7 @@ class RunFolder:
             bars.set_ylabel("success rate (95 % interval)")
             bars.set_title(f"held-out tasks (n={summary[stages[0]]['n']})", fontsize=10)
         fig.tight_layout()
-        fig.savefig(self.reward_plot, dpi=100)
-        return self.reward_plot
+        return fig
 
 
 def held_out_curve(summary: dict[str, Any], last_step: int) -> list[dict[str, Any]]:
