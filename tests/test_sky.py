@@ -256,6 +256,39 @@ def test_node_entry_trainer_ranks_join_one_accelerate_run(rank):
     assert (_step(lines, "notify") == "http://10.0.0.1:8001/done") == (rank == 1)
 
 
+FOUR_IPS = "10.0.0.1\n10.0.0.2\n10.0.0.3\n10.0.0.4"
+USER_NODE_ENV = {**MULTI_ENV, "KIT_USER_MODEL_NODE": "1", "SKYPILOT_NODE_IPS": FOUR_IPS}
+
+
+def test_node_entry_user_model_node_serves_the_user_and_the_trainers_reach_it(cli):
+    """KIT_USER_MODEL_NODE=1: the last node serves the simulated user's model (the policy's base model,
+    frozen, by default); the trainers wait for it too, talk to it as an endpoint, and tell it when done."""
+    user_node = _entry(cli, 3, 4, 8, **USER_NODE_ENV)
+    server = _step(user_node, "server")
+    assert _after(server, "--model") == "nvidia/NVIDIA-Nemotron-Nano-9B-v2"
+    assert _after(server, "--host") == "10.0.0.4" and _after(server, "--port") == "8002"
+    assert _step(user_node, "control").startswith("listen on 10.0.0.4:8003")
+    assert _step(user_node, "trainer") is None
+    first = _entry(cli, 1, 4, 8, **USER_NODE_ENV)
+    assert [line for line in first if line.startswith("wait: ")] == [
+        "wait: http://10.0.0.1:8000/health", "wait: http://10.0.0.4:8002/health"]  # fmt: skip
+    trainer = _step(first, "trainer")
+    assert _after(trainer, "--num_machines") == "2" and _after(trainer, "--num_processes") == "16"
+    assert trainer[-2:] == ["user_model.kind=endpoint", "user_model.base_url=http://10.0.0.4:8002"]
+    assert [line for line in first if line.startswith("notify: ")] == [
+        "notify: http://10.0.0.1:8001/done", "notify: http://10.0.0.4:8003/done"]  # fmt: skip
+    assert "node 3 serves the simulated user's model" in first[1]
+
+
+def test_node_entry_user_model_node_needs_three_nodes(cli):
+    env = {
+        "SKYPILOT_NODE_RANK": "0", "SKYPILOT_NODE_IPS": "10.0.0.1\n10.0.0.2", "SKYPILOT_NUM_NODES": "2",
+        "SKYPILOT_NUM_GPUS_PER_NODE": "8", **MULTI_ENV, "KIT_USER_MODEL_NODE": "1",
+    }  # fmt: skip
+    done = cli("sky", "node-entry", "--print-only", env=env)
+    assert done.returncode != 0 and "KIT_USER_MODEL_NODE=1 needs 3 nodes or more" in done.stderr
+
+
 def test_node_entry_single_node_splits_the_gpus(cli):
     lines = _entry(cli, 0, 1, 8, KIT_RECIPE="qwen3_4b_8gpu", KIT_SERVER_GPUS="4", WANDB_API_KEY="set")
     server, trainer = _step(lines, "server"), _step(lines, "trainer")
@@ -330,8 +363,8 @@ def test_run_plan_orchestrates_real_processes(tmp_path):
     serving.start()
     marker = tmp_path / "trained"
     trainer = Command("trainer", [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('1')"])
-    rank1 = NodePlan(["rank 1"], layout, wait_server=f"http://127.0.0.1:{port}", trainer=trainer,
-                     notify_url=f"http://127.0.0.1:{port + 1}/done")  # fmt: skip
+    rank1 = NodePlan(["rank 1"], layout, wait_servers=[f"http://127.0.0.1:{port}"], trainer=trainer,
+                     notify_urls=[f"http://127.0.0.1:{port + 1}/done"])  # fmt: skip
     assert run_plan(rank1, 60) == 0
     serving.join(timeout=60)
     assert marker.exists() and results == {"rank0": 0}

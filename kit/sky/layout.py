@@ -35,6 +35,7 @@ class Layout:
     data_parallel: int
     trainer_machines: int
     trainer_processes: int
+    user_model_node: bool = False  # the last node serves the simulated user's model (dialogue tasks)
 
     @property
     def colocate(self) -> bool:
@@ -51,16 +52,31 @@ class Layout:
                 f"{self.data_parallel}), trainer on GPUs {self.server_gpus}-{self.gpus_per_node - 1} "
                 f"({self.trainer_processes} processes)"
             )
-        trainers = "node 1" if self.num_nodes == 2 else f"nodes 1-{self.num_nodes - 1}"
+        last = self.trainer_machines
+        trainers = "node 1" if last == 1 else f"nodes 1-{last}"
+        user = f"; node {last + 1} serves the simulated user's model" if self.user_model_node else ""
         return (
             f"{self.num_nodes} nodes x {self.gpus_per_node} GPUs: node 0 serves with vLLM (data parallel "
-            f"{self.data_parallel}); {trainers} train{'s' if self.num_nodes == 2 else ''} "
-            f"({self.trainer_processes} processes)"
+            f"{self.data_parallel}); {trainers} train{'s' if last == 1 else ''} "
+            f"({self.trainer_processes} processes){user}"
         )
 
 
-def plan_layout(num_nodes: int, gpus_per_node: int, server_gpus: int, tensor_parallel: int = 1) -> Layout:
-    """Split the cluster between the vLLM server and the trainers; raises NodeEntryError when it cannot."""
+def plan_layout(
+    num_nodes: int,
+    gpus_per_node: int,
+    server_gpus: int,
+    tensor_parallel: int = 1,
+    user_model_node: bool = False,
+) -> Layout:
+    """Split the cluster between the vLLM server, the trainers and (`user_model_node`) a last node that
+    serves the simulated user's model; raises NodeEntryError when it cannot."""
+    if user_model_node and num_nodes < 3:
+        raise NodeEntryError(
+            f"KIT_USER_MODEL_NODE=1 needs 3 nodes or more (the policy's server, trainers, the user model's "
+            f"server); this task has {num_nodes}. Raise num_nodes, or serve the user model elsewhere "
+            "(user_model.kind=endpoint) or beside the policy (user_model.kind=served)."
+        )
     if num_nodes < 1 or gpus_per_node < 1:
         raise NodeEntryError(
             f"A cluster of {num_nodes} node(s) x {gpus_per_node} GPU(s) has nothing to run on."
@@ -82,14 +98,22 @@ def plan_layout(num_nodes: int, gpus_per_node: int, server_gpus: int, tensor_par
                 "multi-node tasks."
             )
         server_gpus = gpus_per_node
-        machines = num_nodes - 1
+        machines = num_nodes - 1 - int(user_model_node)
         trainer = machines * gpus_per_node
     if server_gpus % tensor_parallel:
         raise NodeEntryError(
             f"The server's {server_gpus} GPUs are not a multiple of "
             f"serve.tensor_parallel_size={tensor_parallel}."
         )
-    return Layout(num_nodes, gpus_per_node, server_gpus, server_gpus // tensor_parallel, machines, trainer)
+    return Layout(
+        num_nodes,
+        gpus_per_node,
+        server_gpus,
+        server_gpus // tensor_parallel,
+        machines,
+        trainer,
+        user_model_node,
+    )
 
 
 def resolve_accelerate_config(name: str) -> Path:

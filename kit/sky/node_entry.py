@@ -97,6 +97,10 @@ class EntrySettings:
     accelerate_config: str = "fsdp"
     cpu: bool = False
     health_timeout: float = 3600.0
+    # The last node serves the simulated user's model (user_model.model, else the policy's base model,
+    # frozen) on user_model_port; the trainers reach it as user_model.kind=endpoint.
+    user_model_node: bool = False
+    user_model_port: int = 8002
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **given) -> EntrySettings:
@@ -111,6 +115,7 @@ class EntrySettings:
             "accelerate_config": env.get("KIT_ACCELERATE_CONFIG", "").strip() or None,
             "cpu": env.get("KIT_SKY_CPU", "") in ("1", "true", "True"),
             "health_timeout": float(env.get("KIT_HEALTH_TIMEOUT", "") or 3600),
+            "user_model_node": env.get("KIT_USER_MODEL_NODE", "") in ("1", "true", "True"),
         }
         extra_overrides = given.pop("overrides", None) or []
         values.update({k: v for k, v in given.items() if v is not None and v is not False})
@@ -120,6 +125,7 @@ class EntrySettings:
         if values["accelerate_config"] is None:
             values["accelerate_config"] = "cpu_multi" if values["cpu"] else "fsdp"
         values["control_port"] = _int(env, "KIT_CONTROL_PORT", values["port"] + 1)
+        values["user_model_port"] = _int(env, "KIT_USER_MODEL_PORT", values["port"] + 2)
         return cls(**values)
 
 
@@ -143,11 +149,11 @@ class NodePlan:
     summary: list[str]
     layout: Layout
     server: Command | None = None
-    wait_server: str | None = None  # the vLLM server to wait for (its /health) before training
+    wait_servers: list[str] = field(default_factory=list)  # vLLM servers whose /health must answer first
     trainer: Command | None = None
-    notify_url: str | None = None
-    control_port: int | None = None  # rank 0 of a multi-node task: listen here for the trainers' "done"
-    control_host: str = "127.0.0.1"  # the control port's address (rank 0: its private IP)
+    notify_urls: list[str] = field(default_factory=list)  # told "done" when the trainer exits
+    control_port: int | None = None  # a serving node of a multi-node task: the trainers' "done" comes here
+    control_host: str = "127.0.0.1"  # the control port's address (its private IP)
 
     def lines(self) -> list[str]:
         """The plan as printed by --print-only: comments, then one `role: ...` line per step."""
@@ -159,14 +165,12 @@ class NodePlan:
                 f"control: listen on {self.control_host}:{self.control_port}, stop the server when the "
                 "trainers are done"
             )
-        if self.wait_server:
-            out.append(f"wait: {self.wait_server}/health")
+        out += [f"wait: {url}/health" for url in self.wait_servers]
         if self.trainer:
             out.append(f"trainer: {self.trainer.shell()}")
         if self.server and self.trainer:
             out.append("stop: server")
-        if self.notify_url:
-            out.append(f"notify: {self.notify_url}")
+        out += [f"notify: {url}" for url in self.notify_urls]
         return out
 
 
@@ -182,7 +186,9 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
     ]
     cfg = load_config(settings.recipe, common)
     tp = 1 if settings.cpu else cfg.serve.tensor_parallel_size
-    layout = plan_layout(cluster.num_nodes, cluster.gpus_per_node, settings.server_gpus, tp)
+    layout = plan_layout(
+        cluster.num_nodes, cluster.gpus_per_node, settings.server_gpus, tp, settings.user_model_node
+    )
     accelerate_config = resolve_accelerate_config(settings.accelerate_config)
     py = sys.executable
     kit_config = ["--config", settings.recipe]
@@ -215,6 +221,14 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
         ]
         return Command("server", argv, gpu_env(ids) if cluster.num_nodes == 1 else {})
 
+    def user_model_server(host: str) -> Command:
+        model = cfg.user_model.model or cfg.model.name_or_path
+        argv = [
+            py, "-m", "kit", "serve", *kit_config, "--model", model, "--host", host,
+            "--port", str(settings.user_model_port), *common, "serve.gpu_memory_utilization=0.9",
+        ]  # fmt: skip
+        return Command("user model server", argv)
+
     def trainer(server_url: str | None, machine_rank: int, main_ip: str | None, ids: list[int]) -> Command:
         launch = [
             py, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_config),
@@ -228,19 +242,21 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
         reporting = (
             ["grpo.report_to=wandb"] if env.get("WANDB_API_KEY") and "report_to" not in trained.grpo else []
         )
-        argv = [*launch, "-m", "kit", "train", *kit_config, *reporting, *common, *extra]
+        argv = [*launch, "-m", "kit", "train", *kit_config, *reporting, *common, *extra, *user_overrides]
         extra = (
             {"ACCELERATE_USE_CPU": "true"} if settings.cpu else gpu_env(ids) if cluster.num_nodes == 1 else {}
         )
         return Command("trainer", argv, extra)
 
+    user_url = f"http://{cluster.ips[-1]}:{settings.user_model_port}" if layout.user_model_node else None
+    user_overrides = ["user_model.kind=endpoint", f"user_model.base_url={user_url}"] if user_url else []
     gpus = list(range(cluster.gpus_per_node))
     if cluster.num_nodes == 1:
         if layout.colocate:
             plan.trainer = trainer(None, 0, None, gpus)
         else:
             plan.server = server("127.0.0.1", gpus[: layout.server_gpus])
-            plan.wait_server = f"http://127.0.0.1:{settings.port}"
+            plan.wait_servers = [f"http://127.0.0.1:{settings.port}"]
             plan.trainer = trainer(f"http://127.0.0.1:{settings.port}", 0, None, gpus[layout.server_gpus :])
         return plan
     head, first_trainer = cluster.ips[0], cluster.ips[1]
@@ -248,8 +264,15 @@ def plan_node(cluster: Cluster, settings: EntrySettings, env: Mapping[str, str] 
         plan.server = server(head, gpus)
         plan.control_port, plan.control_host = settings.control_port, head
         return plan
-    plan.wait_server = f"http://{head}:{settings.port}"
+    if user_url and cluster.rank == cluster.num_nodes - 1:
+        last = cluster.ips[-1]
+        plan.server = user_model_server(last)
+        plan.control_port, plan.control_host = settings.user_model_port + 1, last
+        return plan
+    plan.wait_servers = [f"http://{head}:{settings.port}", *([user_url] if user_url else [])]
     plan.trainer = trainer(f"http://{head}:{settings.port}", cluster.rank - 1, first_trainer, gpus)
     if cluster.rank == 1:
-        plan.notify_url = f"http://{head}:{settings.control_port}/done"
+        plan.notify_urls = [f"http://{head}:{settings.control_port}/done"]
+        if user_url:
+            plan.notify_urls.append(f"http://{cluster.ips[-1]}:{settings.user_model_port + 1}/done")
     return plan

@@ -83,13 +83,13 @@ def run_plan(plan: NodePlan, health_timeout: float) -> int:
             listener = _DoneListener(plan.control_host, plan.control_port)
         if plan.server:
             server = _start(plan.server)
-        if plan.wait_server:
-            _say(f"waiting for the vLLM server: {plan.wait_server}/health")
-            VLLMServerClient(plan.wait_server).wait_until_healthy(
+        for url in plan.wait_servers:
+            _say(f"waiting for the vLLM server: {url}/health")
+            VLLMServerClient(url).wait_until_healthy(
                 health_timeout, is_alive=lambda: server is None or server.poll() is None
             )
-            _say(f"vLLM server is up: {plan.wait_server}")
-        if plan.trainer is None:  # rank 0 of a multi-node task: serve until the trainers are done
+            _say(f"vLLM server is up: {url}")
+        if plan.trainer is None:  # a serving node of a multi-node task: serve until the trainers are done
             assert server is not None and listener is not None
             while not listener.event.wait(timeout=5):
                 if server.poll() is not None:
@@ -100,13 +100,13 @@ def run_plan(plan: NodePlan, health_timeout: float) -> int:
         trainer = _start(plan.trainer)
         code = trainer.wait()
         _say(f"trainer exited with code {code}")
-        if plan.notify_url:
-            _notify_done(plan.notify_url, code)
+        for url in plan.notify_urls:
+            _notify_done(url, code)
         return code
     except ServerError as error:
         _say(f"error: {error}")
-        if plan.notify_url:
-            _notify_done(plan.notify_url, 1)
+        for url in plan.notify_urls:
+            _notify_done(url, 1)
         return 1
     except KeyboardInterrupt:
         _say("interrupted; stopping")

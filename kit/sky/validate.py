@@ -122,6 +122,14 @@ def _check_ports(task: ParsedTask, settings: EntrySettings, report: Report) -> N
         8000: "the kit's default vLLM server port",
         settings.port: "the vLLM server's port, KIT_SERVER_PORT",
         settings.control_port: "the node entry's control port",
+        **(
+            {
+                settings.user_model_port: "the user model's server port, KIT_USER_MODEL_PORT",
+                settings.user_model_port + 1: "the user model node's control port",
+            }
+            if settings.user_model_node
+            else {}
+        ),
     }
     opened = [spec for resources in task.resources for spec in resources["ports"]]
     for port, what in sorted(guarded.items()):
@@ -161,7 +169,13 @@ def _check_kit(task: ParsedTask, report: Report) -> None:
     if gpus is None:
         return
     try:
-        layout = plan_layout(task.num_nodes, gpus, settings.server_gpus, cfg.serve.tensor_parallel_size)
+        layout = plan_layout(
+            task.num_nodes,
+            gpus,
+            settings.server_gpus,
+            cfg.serve.tensor_parallel_size,
+            settings.user_model_node,
+        )
     except NodeEntryError as error:
         report.errors.append(str(error))
         return
