@@ -321,6 +321,5 @@ def build_trainer(
         callbacks=[MetricsFileCallback(run)],
         peft_config=peft_config(cfg.model.lora),
     )
-    trainer.generation_setup = setup
     rollout.generator = _generator_for(cfg, setup, trainer, tokenizer, run)
     return trainer
