@@ -2,9 +2,8 @@
 # The dialogue measurement on one GPU (docs/results.md): gpu_dialogue at seeds 0-2 side by side (scripted
 # user; base, after-SFT and after-GRPO held-out success inside each job), then the untrained base model and
 # each trained policy evaluated through `kit eval --server` with an LLM user: the frozen base model served
-# by vLLM. Writes everything under $RUNS (default runs/gpu_dialogue_bench); bench/dialogue_results.py
-# gathers the figures into one JSON.
-#   bash bench/gpu_dialogue.sh            # RUNS=... STEPS=50 SEEDS="0 1 2" to change
+# by vLLM. Writes everything under $RUNS (default runs/gpu_dialogue_bench).
+#   bash bench/gpu_dialogue.sh            # RUNS=... STEPS=50 SEEDS="0 1 2" EXTRA="k=v ..." LLM_USER=0 to change
 set -uo pipefail
 RUNS=${RUNS:-runs/gpu_dialogue_bench}
 STEPS=${STEPS:-50}
@@ -25,14 +24,20 @@ started_up() {  # server-log: wait up to 5 minutes for vLLM's startup line
   done
   return 1
 }
+# A fixed KV cache per server (4 GB: ~170k tokens of SmolLM2-135M), so that none sizes its own from memory
+# the others are still taking.
+KV_BYTES=${KV_BYTES:-4000000000}
 for seed in $SEEDS; do
+  # shellcheck disable=SC2086  # EXTRA: more dotted overrides, split on spaces
   $KIT train --config gpu_dialogue run.seed=$seed run.output_dir=$RUNS/seed$seed grpo.max_steps=$STEPS \
-    serve.port=$((8000 + seed)) serve.gpu_memory_utilization=0.22 run.eval_every=0 \
+    serve.port=$((8000 + seed)) serve.gpu_memory_utilization=0.08 run.eval_every=0 \
+    "serve.extra_args=[--kv-cache-memory-bytes, '$KV_BYTES']" ${EXTRA:-} \
     > "$RUNS/train_seed$seed.log" 2>&1 &
   started_up "$RUNS/seed$seed/server.log" || echo "seed $seed: its server did not start; see its log" >&2
 done
 wait
 echo "training done: $(date -u +%FT%TZ)"
+[ "${LLM_USER:-1}" = 1 ] || exit 0
 
 # The LLM user: the frozen base model, with its own chat template, on its own server.
 $KIT serve --config gpu_dialogue --port 8200 model.chat_template=model serve.gpu_memory_utilization=0.1 \

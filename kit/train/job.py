@@ -33,6 +33,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from kit.config.tree import ConfigError, KitConfig, save_config
+from kit.device import peak_gpu_memory
 from kit.envs.environment import episode_reward, make_environment
 from kit.generation.setup import resolve_generation
 from kit.rollout.user_simulators import open_user_simulator
@@ -263,8 +264,9 @@ class TrainingJob:
         self.summary["generation"] = self.setup.describe()
         self.summary["generation_mode"] = self.setup.mode
         started = time.perf_counter()
-        # TRL restores weights, optimizer, scheduler, RNG states and the step counter from the checkpoint.
-        self.trainer.train(resume_from_checkpoint=self.resume.trainer_checkpoint)
+        with peak_gpu_memory(self.summary, "grpo_peak_gpu_memory_gb"):
+            # TRL restores weights, optimizer, scheduler, RNG states and the step counter from the checkpoint.
+            self.trainer.train(resume_from_checkpoint=self.resume.trainer_checkpoint)
         self._timed("grpo", started)
         self.summary["grpo_steps"] = self.trainer.state.global_step
         sync_seconds = getattr(getattr(self.trainer, "vllm_generation", None), "seconds", None)
