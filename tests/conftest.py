@@ -61,3 +61,30 @@ def cli(monkeypatch, capsys):
         return subprocess.CompletedProcess(args, code, out, err)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def shared_server(demo_model_dir, tmp_path_factory):
+    """One `kit serve` (vLLM on CPU) for the tests that can share it: the demo model, the kit parser and
+    the API key `kit.testing.fuzz.server.KEY`. A test that changes its weights requests `served_weights`."""
+    from kit.testing.fuzz.server import fuzz_server
+
+    with fuzz_server(demo_model_dir, tmp_path_factory.mktemp("shared_server")) as server:
+        yield server
+
+
+@pytest.fixture
+def served_weights(shared_server, demo_model_dir):
+    """For a test that changes `shared_server`'s weights (by `load(model_dir)`, or a job's weight sync):
+    the demo model's weights are loaded back after it, so no later test sees them."""
+    from kit.generation.vllm_server import VLLMServerClient
+    from kit.testing.fuzz.server import KEY
+
+    client = VLLMServerClient(shared_server.url, api_key=KEY)
+
+    def load(model_dir: str) -> VLLMServerClient:
+        client.reload_weights(model_dir)
+        return client
+
+    yield load
+    client.reload_weights(demo_model_dir)

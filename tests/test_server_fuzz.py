@@ -13,16 +13,15 @@ import requests
 from hypothesis import HealthCheck, given, settings
 
 from kit.config.tree import DEMO_MODEL
-from kit.testing.fuzz.server import KEY, TIMEOUT, TOOL, Case, assert_alive, cases, dumps, fuzz_server, send
+from kit.testing.fuzz.server import KEY, TIMEOUT, TOOL, Case, assert_alive, cases, dumps, send
 
 pytestmark = pytest.mark.slow
 EXAMPLES = 300
 
 
-@pytest.fixture(scope="module")
-def server(demo_model_dir, tmp_path_factory):
-    with fuzz_server(demo_model_dir, tmp_path_factory.mktemp("fuzz_run")) as running:
-        yield running
+@pytest.fixture
+def server(shared_server):
+    return shared_server
 
 
 def test_fuzzed_requests_get_an_answer_and_every_refusal_names_the_problem(server):

@@ -1,6 +1,7 @@
 """`stream=True` chat completions with tools against a real `kit serve` (vLLM on CPU) and the kit parser.
 
-One server for the module, serving the demo model taught the kit's call format (tool_models.py). Greedy
+The session's shared server (conftest.py), serving the demo model taught the kit's call format
+(tool_models.py) for each test. Greedy
 decoding makes the streamed and the plain request generate the same tokens, so the deltas must add up to
 exactly the plain response's tool calls and content.
 """
@@ -14,38 +15,26 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
-from kit.generation.vllm_server import VLLMServerClient
-from kit.serve.net import free_port
-from kit.serve.server import VLLMServer
+from kit.testing.fuzz.server import KEY
 
 pytestmark = pytest.mark.slow
 MAX_TOKENS = 160
 
 
-@pytest.fixture(scope="module")
-def served(demo_model_dir, tmp_path_factory):
+@pytest.fixture
+def served(shared_server, served_weights, demo_model_dir):
     caller_dir = tool_caller(demo_model_dir, "kit")
-    port = free_port()
-    run_dir = tmp_path_factory.mktemp("streaming_run")
-    cfg = load_config(
-        "cpu_demo",
-        [
-            *TASK_OVERRIDES,
-            f"model.name_or_path={caller_dir}",
-            f"serve.port={port}",
-            f"run.output_dir={run_dir}",
-        ],
-    )
-    tasks = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=2)
-    with VLLMServer(cfg, run_dir / "server.log", model=caller_dir) as server:
-        from openai import OpenAI
+    client = served_weights(caller_dir)
+    cfg = load_config("cpu_demo", TASK_OVERRIDES)
+    from openai import OpenAI
 
-        yield {
-            "server": server,
-            "openai": OpenAI(base_url=server.url + "/v1", api_key="none"),
-            "model": cfg.model.name_or_path,
-            "tasks": tasks,
-        }
+    return {
+        "client": client,
+        "caller_dir": caller_dir,
+        "openai": OpenAI(base_url=shared_server.url + "/v1", api_key=KEY),
+        "model": shared_server.cfg.model.name_or_path,
+        "tasks": make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=2),
+    }
 
 
 def _both(served, task) -> tuple[dict, dict]:
@@ -98,14 +87,9 @@ def test_streamed_tool_calls_add_up_to_the_plain_response(served):
 
 
 def test_a_reply_without_a_call_streams_as_content(served, demo_model_dir):
-    # The base model does not write calls: serve its weights for this test, then the caller's again.
-    server = served["server"]
-    client = VLLMServerClient(server.url)
-    client.reload_weights(demo_model_dir)
-    try:
-        plain, stream = _both(served, served["tasks"][0])
-    finally:
-        client.reload_weights(server.model_dir)
+    # The base model does not write calls: serve its weights (served_weights restores them afterwards too).
+    served["client"].reload_weights(demo_model_dir)
+    plain, stream = _both(served, served["tasks"][0])
     assert plain["calls"] == stream["calls"] == []
     assert plain["content"] and stream["content"] == plain["content"]
     assert stream["chunks"] > 10  # token by token, not one piece at the end

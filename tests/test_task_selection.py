@@ -10,6 +10,7 @@ import pytest
 from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config.tree import ConfigError, load_config
+from kit.testing.fuzz.server import KEY
 from kit.train.job import TrainingJob
 
 
@@ -30,14 +31,18 @@ def test_several_trainer_processes_are_refused_before_any_work(monkeypatch, tmp_
 
 
 def test_grpo_trains_on_the_probed_tasks_with_mixed_outcomes_and_a_resume_keeps_them(
-    demo_model_dir, tmp_path, caplog
+    demo_model_dir, shared_server, served_weights, tmp_path, caplog
 ):
+    caller = tool_caller(demo_model_dir)  # the job pushes its weights to the shared server before probing
     cfg = load_config(
         "cpu_demo",
         [
             *TASK_OVERRIDES,
-            f"model.name_or_path={tool_caller(demo_model_dir)}",
-            "generation.mode=transformers",
+            f"model.name_or_path={caller}",
+            "generation.mode=server",
+            "generation.start_server=false",
+            f"generation.server_url={shared_server.url}",
+            f"generation.api_key={KEY}",
             "sft.enabled=false",
             "run.eval_tasks=0",
             f"run.output_dir={tmp_path}",
