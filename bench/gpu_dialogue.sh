@@ -11,27 +11,11 @@ SEEDS=${SEEDS:-0 1 2}
 KIT=${KIT:-python -m kit}
 EVAL_TASKS=${EVAL_TASKS:-300}
 mkdir -p "$RUNS"
-export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0
-
-
-# vLLM servers that start on one GPU at the same moment can each see the others' memory as taken and die
-# ("No available memory for the cache blocks": seed 0 of the first run here). Each job starts once the
-# previous one's server is up.
-started_up() {  # server-log: wait up to 5 minutes for vLLM's startup line
-  for _ in $(seq 150); do
-    grep -qs "Application startup complete" "$1" && return 0
-    sleep 2
-  done
-  return 1
-}
-# A fixed KV cache per server (4 GB: ~170k tokens of SmolLM2-135M), so that none sizes its own from memory
-# the others are still taking.
-KV_BYTES=${KV_BYTES:-4000000000}
+source "$(dirname "$0")/gpu_jobs.sh"
 for seed in $SEEDS; do
   # shellcheck disable=SC2086  # EXTRA: more dotted overrides, split on spaces
   $KIT train --config gpu_dialogue run.seed=$seed run.output_dir=$RUNS/seed$seed grpo.max_steps=$STEPS \
-    serve.port=$((8000 + seed)) serve.gpu_memory_utilization=0.08 run.eval_every=0 \
-    "serve.extra_args=[--kv-cache-memory-bytes, '$KV_BYTES']" ${EXTRA:-} \
+    serve.port=$((8000 + seed)) "${SERVER_SHARE[@]}" run.eval_every=0 ${EXTRA:-} \
     > "$RUNS/train_seed$seed.log" 2>&1 &
   started_up "$RUNS/seed$seed/server.log" || echo "seed $seed: its server did not start; see its log" >&2
 done

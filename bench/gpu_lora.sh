@@ -7,24 +7,15 @@
 set -uo pipefail
 RUNS=${RUNS:-runs/gpu_lora}
 SEED=${SEED:-0}
-KV_BYTES=${KV_BYTES:-4000000000}  # a fixed KV cache: servers beside each other do not size it from free memory
 mkdir -p "$RUNS"
-export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0
-
-started_up() {  # server-log: wait up to 5 minutes for vLLM's startup line
-  for _ in $(seq 150); do
-    grep -qs "Application startup complete" "$1" && return 0
-    sleep 2
-  done
-  return 1
-}
+source "$(dirname "$0")/gpu_jobs.sh"
 port=8400
 # LoRA usually wants ~10x the full-weights learning rate (single_gpu: SFT 1e-4, GRPO 1e-5).
 for arm in "sft1e-3_grpo1e-4 1.0e-3 1.0e-4" "sft1e-3_grpo5e-5 1.0e-3 5.0e-5"; do
   read -r name sft_lr grpo_lr <<< "$arm"
   python -m kit train --config single_gpu run.seed="$SEED" run.output_dir="$RUNS/lora_$name" \
     model.lora.enabled=true sft.args.learning_rate="$sft_lr" grpo.learning_rate="$grpo_lr" run.eval_every=0 \
-    serve.port=$port serve.gpu_memory_utilization=0.08 "serve.extra_args=[--kv-cache-memory-bytes, '$KV_BYTES']" \
+    serve.port=$port "${SERVER_SHARE[@]}" \
     > "$RUNS/train_lora_$name.log" 2>&1 &
   started_up "$RUNS/lora_$name/server.log" || echo "$name: its server did not start; see its log" >&2
   port=$((port + 1))

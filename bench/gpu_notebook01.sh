@@ -6,19 +6,8 @@
 set -uo pipefail
 RUNS=$(realpath -m "${RUNS:-runs/gpu_notebook01}")
 SEEDS=${SEEDS:-0 1 2}
-# A fixed KV cache per server, so that servers starting beside each other do not size theirs from memory
-# the others are still taking; 4 GB hold ~170k tokens of SmolLM2-135M, 5x a step's 64 episodes x 512.
-KV_BYTES=${KV_BYTES:-4000000000}
 mkdir -p "$RUNS"
-export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0
-
-started_up() {  # server-log: wait up to 5 minutes for vLLM's startup line
-  for _ in $(seq 150); do
-    grep -qs "Application startup complete" "$1" && return 0
-    sleep 2
-  done
-  return 1
-}
+source "$(dirname "$0")/gpu_jobs.sh"
 for seed in $SEEDS; do
   overrides="[serve.port=$((8300 + seed)), serve.gpu_memory_utilization=0.08, 'serve.extra_args=[--kv-cache-memory-bytes, \"$KV_BYTES\"]']"
   python -m papermill notebooks/01_single_gpu_grpo.ipynb "$RUNS/01_seed$seed.ipynb" --cwd notebooks \
