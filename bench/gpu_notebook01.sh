@@ -9,7 +9,7 @@ SEEDS=${SEEDS:-0 1 2}
 mkdir -p "$RUNS"
 source "$(dirname "$0")/gpu_jobs.sh"
 for seed in $SEEDS; do
-  overrides="[serve.port=$((8300 + seed)), serve.gpu_memory_utilization=0.08, 'serve.extra_args=[--kv-cache-memory-bytes, \"$KV_BYTES\"]']"
+  overrides="[serve.port=$((8300 + seed)), serve.gpu_memory_utilization=$GPU_SHARE, 'serve.extra_args=[--kv-cache-memory-bytes, \"$KV_BYTES\"]']"
   python -m papermill notebooks/01_single_gpu_grpo.ipynb "$RUNS/01_seed$seed.ipynb" --cwd notebooks \
     -p seed "$seed" -p run_dir "$RUNS/seed$seed" -y "extra_overrides: $overrides" \
     > "$RUNS/papermill_seed$seed.log" 2>&1 &

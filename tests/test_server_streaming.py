@@ -23,14 +23,12 @@ MAX_TOKENS = 160
 
 @pytest.fixture
 def served(shared_server, served_weights, demo_model_dir):
-    caller_dir = tool_caller(demo_model_dir, "kit")
-    client = served_weights(caller_dir)
+    client = served_weights(tool_caller(demo_model_dir, "kit"))
     cfg = load_config("cpu_demo", TASK_OVERRIDES)
     from openai import OpenAI
 
     return {
         "client": client,
-        "caller_dir": caller_dir,
         "openai": OpenAI(base_url=shared_server.url + "/v1", api_key=KEY),
         "model": shared_server.cfg.model.name_or_path,
         "tasks": make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=2),
