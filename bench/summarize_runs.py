@@ -42,7 +42,9 @@ def variant_medians(rows: list[dict]) -> dict[str, dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("summaries", nargs="+", help="summary.json files of run folders")
     parser.add_argument("--json", help="also write the rows and the medians to this file")
     args = parser.parse_args()
