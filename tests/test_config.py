@@ -46,7 +46,7 @@ def test_base_recipe_is_merged_under(tmp_path):
     (tmp_path / "child.yaml").write_text("base: cpu_demo\ngrpo:\n  max_steps: 3\n")
     cfg = load_config(tmp_path / "child.yaml")
     assert cfg.grpo.max_steps == 3
-    assert cfg.grpo.num_generations == 4  # from cpu_demo
+    assert cfg.grpo.num_generations == 8  # from cpu_demo
     assert cfg.sft.enabled
 
 
