@@ -26,7 +26,7 @@ def test_kit_train_runs_its_own_server_and_stops_it(cli, tiny_model_dir, tmp_pat
         "generation.mode=server", "generation.start_server=true", f"serve.port={port}",
         "run.eval_tasks=2", "sft.num_examples=8", "grpo.max_steps=2", "grpo.num_generations=2",
         "grpo.per_device_train_batch_size=4", "grpo.max_completion_length=24", f"run.output_dir={run_dir}",
-        "run.eval_every=1",
+        "run.eval_every=1", "task_selection.probe_tasks=0",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -59,7 +59,7 @@ def test_server_of_a_killed_trainer_stops_too(tiny_model_dir, tmp_path):
         [
             sys.executable, "-m", "kit", "train", "--config", "cpu_demo",
             f"model.name_or_path={tiny_model_dir}", f"serve.port={port}", "run.eval_tasks=2",
-            f"run.output_dir={tmp_path / 'run'}",
+            "task_selection.probe_tasks=0", f"run.output_dir={tmp_path / 'run'}",
         ],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

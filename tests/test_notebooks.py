@@ -44,6 +44,7 @@ SMOKE: dict[str, dict[str, Any]] = {
         "num_generations": 2,
         "batch_size": 2,
         "max_completion_length": 32,
+        "extra_overrides": ["task_selection.probe_tasks=0"],  # the 2-example warm-up solves no task
     },
     "02_tool_parsers_and_plugins.ipynb": {"run_dir": f"{SMOKE_RUNS}/02"},
     "03_vllm_server_mode.ipynb": {

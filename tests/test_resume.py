@@ -37,6 +37,7 @@ TINY = [
     "generation.mode=transformers",
     "generation.start_server=false",
     "sft.enabled=false",
+    "task_selection.probe_tasks=0",
     "run.eval_tasks=0",
     "grpo.save_steps=1",
     "grpo.save_total_limit=2",
