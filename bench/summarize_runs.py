@@ -21,9 +21,12 @@ def run_rows(paths: list[str]) -> list[dict]:
     for path in sorted(paths):
         summary = json.loads(Path(path).read_text())
         name = Path(path).parent.name
-        row: dict = {"run": name, "variant": re.sub(r"_seed\d+$", "", name)}
-        seed = re.search(r"_seed(\d+)$", name)
-        row["seed"] = int(seed.group(1)) if seed else None
+        named = re.fullmatch(r"(.*)_seed(\d+)", name)
+        row: dict = {
+            "run": name,
+            "variant": named[1] if named else name,
+            "seed": int(named[2]) if named else None,
+        }
         if summary.get("after_grpo") is not None:
             base, sft, grpo = (100 * summary[k]["success_rate"] for k in ("base", "after_sft", "after_grpo"))
             row.update(base=base, sft=sft, grpo=grpo, gain=round(grpo - sft, 1), n=summary["after_grpo"]["n"])
