@@ -20,8 +20,8 @@ from kit.envs.environment import make_environment
 from kit.generation.base import Sampling
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
+from kit.net import free_port
 from kit.rollout.episode import ToolMessageEncoder
-from kit.serve.net import free_port
 from kit.serve.server import VLLMServer
 from kit.train.models import load_policy, load_tokenizer, resolve_model
 

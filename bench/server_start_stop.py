@@ -25,7 +25,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from kit.config.tree import load_config
-    from kit.serve.net import free_port
+    from kit.net import free_port
     from kit.serve.server import VLLMServer
     from kit.train.models import resolve_model
 

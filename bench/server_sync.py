@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpu_step_time import BENCH_OVERRIDES, StepTimer
 
-from kit.serve.net import free_port
+from kit.net import free_port
 
 
 def main() -> None:

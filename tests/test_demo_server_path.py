@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from kit.serve.net import free_port
+from kit.net import free_port
 
 pytestmark = pytest.mark.slow
 

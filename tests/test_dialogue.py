@@ -255,7 +255,7 @@ def test_a_user_model_that_breaks_its_rules_fails_the_episode(setup, user_endpoi
 
 
 def test_an_unreachable_user_model_is_a_config_error_naming_the_setting():
-    from kit.serve.net import free_port
+    from kit.net import free_port
 
     user = EndpointUser(UserModelConfig(kind="endpoint", base_url=f"http://127.0.0.1:{free_port()}"))
     with pytest.raises(ConfigError, match="user_model.base_url"):

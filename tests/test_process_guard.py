@@ -1,4 +1,4 @@
-"""`kit.serve.process_guard`: a command the kit starts (a vLLM server) goes with its whole process group
+"""`kit.process_guard`: a command the kit starts (a vLLM server) goes with its whole process group
 when the job that started it stops or is killed, even when the command ignores SIGTERM, as vLLM does while it
 waits for its engine at startup."""
 
@@ -12,7 +12,7 @@ import time
 
 from process_checks import wait_gone
 
-from kit.serve.processes import guarded, start_in_own_group, stop_process_group
+from kit.processes import guarded, start_in_own_group, stop_process_group
 
 # Ignores SIGTERM, starts a grandchild in its group, prints both pids, then waits: a server stuck in startup.
 STUBBORN = """
@@ -26,7 +26,7 @@ time.sleep(300)
 # A job that starts the guarded command as the kit starts its servers, prints the guard's pid, then waits.
 JOB = """
 import subprocess, sys, time
-from kit.serve.processes import guarded, start_in_own_group
+from kit.processes import guarded, start_in_own_group
 guard = start_in_own_group(guarded([sys.executable, "-c", sys.argv[1]], grace=1.0))
 print(guard.pid, flush=True)
 time.sleep(300)

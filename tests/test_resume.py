@@ -27,7 +27,7 @@ from conftest import KIT, PROJECT_ROOT
 from safetensors.torch import load_file
 
 from kit.config.tree import load_config, save_config
-from kit.serve.net import free_port, port_in_use
+from kit.net import free_port, port_in_use
 from kit.train.resume import find_checkpoints
 from kit.train.run_folder import RunFolder, read_whole_lines
 

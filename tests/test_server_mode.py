@@ -23,10 +23,10 @@ from kit.envs.workplace.dialogue_variants import user_prompt
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator, connect_to_server
+from kit.net import free_port
 from kit.rollout.episode import ToolMessageEncoder
 from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser
-from kit.serve.net import free_port
 from kit.serve.server import VLLMServer
 from kit.train.grpo_trainer import build_trainer
 from kit.train.models import load_policy, load_tokenizer

@@ -217,7 +217,7 @@ def test_node_entry_binds_the_private_address_never_every_interface(cli):
 
 def test_control_listener_binds_the_plan_address(tmp_path):
     """Rank 0's "done" endpoint listens on the plan's address only: here 127.0.0.2, not 127.0.0.1."""
-    from kit.serve.net import free_port
+    from kit.net import free_port
 
     port = free_port(span=2)
     layout = Layout(2, 1, 1, 1, 1, 1)
@@ -353,7 +353,7 @@ def _http_server(folder: Path, port: int) -> Command:
 
 def test_run_plan_orchestrates_real_processes(tmp_path):
     """The rank-0 / rank-1 hand-off with stand-in processes: serve, wait, train, notify, stop."""
-    from kit.serve.net import free_port
+    from kit.net import free_port
 
     port = free_port(span=2)
     layout = Layout(2, 1, 1, 1, 1, 1)

@@ -33,9 +33,9 @@ from kit.config.tree import KitConfig
 from kit.device import gpu_available
 from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
+from kit.net import port_in_use
+from kit.processes import guarded, interrupt_on_sigterm, start_in_own_group, stop_process_group
 from kit.serve.auth import KEY_ENV, BearerKeyMiddleware
-from kit.serve.net import port_in_use
-from kit.serve.processes import guarded, interrupt_on_sigterm, start_in_own_group, stop_process_group
 from kit.serve.request_check import RequestCheckMiddleware
 from kit.tool_parsers import serve_args
 from kit.train.models import cache_dir, chat_template_file, resolve_model

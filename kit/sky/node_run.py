@@ -15,7 +15,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kit.generation.vllm_server import ServerError, VLLMServerClient
-from kit.serve.processes import interrupt_on_sigterm, start_in_own_group, stop_process_group
+from kit.processes import interrupt_on_sigterm, start_in_own_group, stop_process_group
 from kit.sky.node_entry import Cluster, Command, EntrySettings, NodePlan, plan_node
 
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.config.tree import ConfigError, load_config
-from kit.serve.net import free_port
-from kit.serve.processes import start_in_own_group, stop_process_group
+from kit.net import free_port
+from kit.processes import start_in_own_group, stop_process_group
 
 SYNC_LINE = re.compile(r"weight sync \(reload\): [\d.]+ s")
 SERVER_READY = "vLLM server ready at"

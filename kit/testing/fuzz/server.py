@@ -17,7 +17,7 @@ import requests
 from hypothesis import strategies as st
 
 from kit.config.tree import DEMO_MODEL, load_config
-from kit.serve.net import free_port
+from kit.net import free_port
 from kit.serve.server import VLLMServer
 from kit.testing.fuzz.verdicts import Crash, Hang, Unclear
 

@@ -40,10 +40,10 @@ def start_in_own_group(command: list[str], **popen_kwargs) -> subprocess.Popen:
 
 
 def guarded(command: list[str], grace: float) -> list[str]:
-    """``command`` run by `kit.serve.process_guard`, which takes the command's whole process group down,
+    """``command`` run by `kit.process_guard`, which takes the command's whole process group down,
     with a SIGKILL `grace` seconds after forwarding SIGTERM, when it gets SIGTERM itself. Start it with
     `start_in_own_group`."""
-    return [sys.executable, "-m", "kit.serve.process_guard", "--grace", str(grace), "--", *command]
+    return [sys.executable, "-m", "kit.process_guard", "--grace", str(grace), "--", *command]
 
 
 def interrupt_on_sigterm() -> None:

@@ -1,8 +1,8 @@
 """Run one command as the leader of its process group, and take the whole group down when told to stop.
 
-    python -m kit.serve.process_guard --grace 15 -- vllm serve ...
+    python -m kit.process_guard --grace 15 -- vllm serve ...
 
-The kit starts vLLM servers through this guard (`kit.serve.processes.guarded`) in a new session, with the
+The kit starts vLLM servers through this guard (`kit.processes.guarded`) in a new session, with the
 parent-death signal set. SIGTERM to the guard, from `stop_process_group` or because the job that started it
 died (SIGKILL included), forwards SIGTERM to the group, waits `grace` seconds for the command to exit, then
 SIGKILLs the group, the guard with it. Without the guard, a server whose job was killed while vLLM was
@@ -21,13 +21,13 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kit.serve.process_guard")
+    parser = argparse.ArgumentParser(prog="python -m kit.process_guard")
     parser.add_argument("--grace", type=float, default=15.0, help="seconds between SIGTERM and SIGKILL")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
-        parser.error("no command given: python -m kit.serve.process_guard --grace SECONDS -- COMMAND ...")
+        parser.error("no command given: python -m kit.process_guard --grace SECONDS -- COMMAND ...")
 
     child = subprocess.Popen(command)  # in this process's group
 
