@@ -20,7 +20,6 @@ line prints the verdict.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import statistics
 import tempfile
@@ -31,7 +30,6 @@ GOAL = 0.9
 
 def learnable_tasks(job, count: int, samples: int = 8) -> list:
     """The first `count` training tasks whose `samples` sampled episodes mix successes and failures."""
-    from kit.envs.environment import episode_reward
     from kit.generation.base import Sampling
     from kit.rollout.loop import Rollouts
     from kit.rollout.task_selection import mixed_outcome_tasks
@@ -42,7 +40,6 @@ def learnable_tasks(job, count: int, samples: int = 8) -> list:
         job.probe_generator(),
         Sampling(temperature=job.cfg.grpo.temperature),
         job.cfg.grpo.max_completion_length,
-        functools.partial(episode_reward, job.env),
         samples,
         want=count,
     )

@@ -17,9 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from kit.config.tree import ConfigError, UserModelConfig, load_config
-from kit.envs.environment import episode_reward, make_environment
+from kit.envs.environment import make_environment
 from kit.generation.base import Completion
-from kit.rollout.episode import Task
+from kit.rollout.episode import Task, episode_reward
 from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser, ScriptedUser, clarification, judge_reply
 from kit.train.evaluate import evaluate_with_generator, free_successes, summarize
@@ -87,7 +87,7 @@ def test_scripted_dialogue_masks_the_user_reply_and_ends_on_the_stop(setup):
     assert [m["role"] for m in episode.messages] == ["assistant", "user", "assistant", "tool", "assistant"]
     assert episode.messages[1]["content"] == CLARIFICATION
     assert (episode.end_reason, episode.user_turns, episode.policy_turns) == ("user_stop", 1, 2)
-    assert episode_reward(env, talk, episode) == 1.0
+    assert episode_reward(episode) == 1.0
     # The loss sees the sampled ids only: the user's reply and the tool result are masked out.
     observed = [t for t, m in zip(episode.completion_ids, episode.env_mask, strict=True) if m == 0]
     sampled = [t for t, m in zip(episode.completion_ids, episode.env_mask, strict=True) if m == 1]
@@ -126,7 +126,7 @@ def test_a_user_that_never_ends_stops_at_max_user_turns(setup):
     rollouts = Rollouts.from_config(cfg, tokenizer, env, ScriptedUser(env.outcome))
     (episode,) = rollouts.run([dialogue_of(task)], policy, cfg_sampling(), 1024)
     assert (episode.end_reason, episode.policy_turns, episode.user_turns) == ("max_user_turns", 3, 2)
-    assert episode_reward(env, dialogue_of(task), episode) == 0.0
+    assert episode_reward(episode) == 0.0
 
 
 def test_user_replies_count_against_the_token_budget(setup):
@@ -148,7 +148,7 @@ def test_an_empty_user_prompt_ends_the_episode_with_reward_zero(setup):
     (episode,) = rollouts.run([talk], policy, cfg_sampling(), 512)
     assert env.outcome(talk, episode.tool_calls) == 1.0  # the calls were right ...
     assert episode.end_reason == "user_error" and "empty" in episode.failure
-    assert episode_reward(env, talk, episode) == 0.0  # ... and still the bad row scores 0
+    assert episode_reward(episode) == 0.0  # ... and still the bad row scores 0
 
 
 class _UserModelHandler(BaseHTTPRequestHandler):

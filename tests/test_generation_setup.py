@@ -226,7 +226,7 @@ def test_rollout_requests_fit_the_context(rollout_parts):
     context = max(len(encoder.prompt_ids(t)) for t in tasks) + 20
     recording = _Recording(generator, context)
     settings = RolloutSettings(max_turns=3, max_completion_tokens=256)
-    episodes = run_episodes(tasks, recording, Sampling(), parser, encoder, env.new_sandbox, settings)
+    episodes = run_episodes(tasks, recording, Sampling(), parser, encoder, env, settings)
     assert recording.requests and all(p + m <= context for p, m in recording.requests)
     assert all(len(e.prompt_ids) + len(e.completion_ids) <= context for e in episodes)
 
@@ -238,7 +238,7 @@ def test_non_finite_logprobs_never_reach_the_trainer(rollout_parts):
     tasks, generator, parser, encoder, env = rollout_parts
     corrupt = _Recording(generator, None, corrupt=True)
     with pytest.raises(RolloutError, match="logprobs-mode processed_logprobs"):
-        run_episodes(tasks, corrupt, Sampling(), parser, encoder, env.new_sandbox, RolloutSettings())
+        run_episodes(tasks, corrupt, Sampling(), parser, encoder, env, RolloutSettings())
 
 
 def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_model_dir):

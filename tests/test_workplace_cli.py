@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from kit.envs.rows import RowsError, load_rows, read_jsonl
 from kit.envs.workplace.cli import register
 from kit.envs.workplace.schemas import STATE_CHANGING
-from kit.envs.workplace.tasks import RowsError, load_rows, read_jsonl, write_rows
+from kit.envs.workplace.tasks import write_rows
 
 
 def _run(*argv: str) -> int:
@@ -67,7 +68,7 @@ def test_verify_reads_predicted_lists_and_rollout_outputs(
             '{"ground_truth": []}\n',
             "row 0: the row has neither a 'predicted' list nor a 'response.output' list",
         ),
-        ('{"predicted": [], "ground_truth": "x"}\n', "row 0: 'ground_truth' must be a list"),
+        ('{"predicted": [], "ground_truth": "x"}\n', "row 0: field 'ground_truth' is a string but not JSON"),
     ],
 )
 def test_verify_rejects_bad_rows_with_exit_code_2(
@@ -86,7 +87,11 @@ def test_missing_files_and_databases_exit_2(tmp_path: Path, capsys: pytest.Captu
     rows = write_rows(tmp_path / "rows.jsonl", [{"predicted": [], "ground_truth": []}])
     assert _run("verify", "--rows", str(rows), "--databases", str(tmp_path / "missing")) == 2
     assert "--databases" in capsys.readouterr().err
-    assert _run("show", "--rows", str(rows), "--index", "5") == 2
+    assert _run("show", "--rows", str(rows), "--index", "0") == 2  # a rollout, not a task row
+    assert "rows.jsonl:1: field 'responses_create_params' must be an object" in capsys.readouterr().err
+    task = {"responses_create_params": {"input": "hi"}, "ground_truth": []}
+    tasks = write_rows(tmp_path / "tasks.jsonl", [task])
+    assert _run("show", "--rows", str(tasks), "--index", "5") == 2
     assert "has rows 0 to 0" in capsys.readouterr().err
 
 
@@ -103,10 +108,13 @@ def test_show_prints_task_tools_and_state_change(generated: Path, capsys: pytest
 
 def test_load_rows_from_a_hub_id_uses_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = types.ModuleType("datasets")
-    fake.load_dataset = lambda name, split: [{"id": 1, "name": name, "split": split}]  # type: ignore[attr-defined]
+    params = {"input": "hi"}
+    fake.load_dataset = lambda name, split: [  # type: ignore[attr-defined]
+        {"id": 1, "name": name, "split": split, "responses_create_params": params}
+    ]
     monkeypatch.setitem(sys.modules, "datasets", fake)
     assert load_rows("nvidia/some-rows", split="validation") == [
-        {"id": 1, "name": "nvidia/some-rows", "split": "validation"}
+        {"id": 1, "name": "nvidia/some-rows", "split": "validation", "responses_create_params": params}
     ]
 
 

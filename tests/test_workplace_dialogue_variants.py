@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from kit.envs.rows import read_jsonl
 from kit.envs.workplace.dialogue_variants import AMBIGUITY_TYPES, STOP_TOKEN, ambiguous_row, user_prompt
 from kit.envs.workplace.reward import ground_truth_problem
-from kit.envs.workplace.tasks import make_splits, read_jsonl, write_splits
+from kit.envs.workplace.tasks import make_splits, write_splits
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared/reference/workplace_assistant/example_tasks.jsonl"
 METADATA_KEYS = {"ambiguity_type", "original_user_query", "removed_info", "clarification"}

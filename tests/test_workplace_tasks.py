@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kit.envs.rows import read_jsonl
 from kit.envs.workplace.sandbox import WorkplaceSandbox
 from kit.envs.workplace.schemas import STATE_CHANGING, TOOLKITS, flat_schemas, toolkit_of
 from kit.envs.workplace.tasks import (
@@ -16,7 +17,6 @@ from kit.envs.workplace.tasks import (
     cells,
     make_splits,
     quotas,
-    read_jsonl,
     row_toolkits,
     write_splits,
 )

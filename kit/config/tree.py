@@ -56,9 +56,28 @@ class ModelConfig:
 
 
 @dataclass
+class NeMoGymConfig:
+    """NeMo-Gym's own servers (kit.envs.nemo_gym), run from its environment (`make gym-venv`): the
+    resources server that `env.name: nemo_gym` acts on (`env.nemo_gym.*`)."""
+
+    # Its folder under NeMo-Gym's resources_servers/ (workplace_assistant, example_session_state_mgmt, ...).
+    resources_server: str = "workplace_assistant"
+    # A NeMo-Gym resources server already running (http://host:port) instead of one the job starts.
+    url: str | None = None
+    # Seconds NeMo-Gym's launcher may take to bring the servers up.
+    start_timeout: float = 180.0
+    # Seconds one request to a NeMo-Gym server may take; a tool call past it becomes an error observation
+    # and the episode goes on; a seed_session or verify past it fails the episode, reported with the
+    # setting's name.
+    request_timeout: float = 60.0
+
+
+@dataclass
 class EnvConfig:
     """The task environment and its data."""
 
+    # "workplace": the kit's in-process workplace assistant; "nemo_gym": a NeMo-Gym resources server
+    # (`env.nemo_gym` says which), over HTTP.
     name: str = "workplace"
     train_file: str = "data/workplace/train.jsonl"
     eval_file: str = "data/workplace/validation.jsonl"
@@ -78,6 +97,7 @@ class EnvConfig:
     dialogue_share: float = 0.0
     # Optional shaping rewards, each logged under its own name (outcome reward is always on).
     shaping_rewards: list[str] = field(default_factory=list)
+    nemo_gym: NeMoGymConfig = field(default_factory=NeMoGymConfig)
 
 
 @dataclass
@@ -223,6 +243,7 @@ def _plain(value: Any) -> Any:
 _CHOICES = {
     ("generation", "mode"): ("transformers", "server", "colocate"),
     ("generation", "weight_sync"): ("auto", "nccl", "ipc", "reload"),
+    ("env", "name"): ("workplace", "nemo_gym"),
     ("env", "tools_in_prompt"): ("all", "task"),
     ("user_model", "kind"): ("scripted", "endpoint", "served"),
 }
@@ -341,6 +362,12 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
             "user_model.kind is 'endpoint' but user_model.base_url is not set: give the OpenAI-compatible "
             "endpoint of the user model (e.g. user_model.base_url=http://127.0.0.1:8100), or use "
             "user_model.kind=served (the job starts one) or scripted (no model)."
+        )
+    gym = sections["env"].nemo_gym
+    if gym.start_timeout <= 0 or gym.request_timeout <= 0:
+        raise ConfigError(
+            f"env.nemo_gym.start_timeout and env.nemo_gym.request_timeout must be above 0; got "
+            f"{gym.start_timeout} and {gym.request_timeout}."
         )
     if user.max_turns < 1 or user.timeout <= 0:
         raise ConfigError(

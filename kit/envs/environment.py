@@ -1,7 +1,8 @@
 """The bridge between an environment package and the rollout: tasks, fresh sandboxes, rewards.
 
 The trainer, the evaluator and the notebooks see an environment only through `TaskEnvironment`;
-`make_environment(cfg.env)` picks the implementation named by `env.name`.
+`make_environment(cfg.env)` picks the implementation named by `env.name`: the kit's in-process workplace
+assistant, or a NeMo-Gym resources server (kit.envs.nemo_gym).
 """
 
 from __future__ import annotations
@@ -9,17 +10,15 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from kit.config.tree import ConfigError, EnvConfig
+from kit.envs.rows import dialogue_fields, load_rows, selected
 from kit.paths import resolve_path
 from kit.rollout.episode import Episode, Sandbox, Task
 
 log = logging.getLogger(__name__)
-
-DIALOGUE_FIELDS = ("user_model_system_prompt", "verifier_metadata")
-"""A row's fields for its simulated user (NeMo-Gym's multi-turn rows); a row with a user prompt is a
-dialogue task."""
 
 
 class TaskEnvironment(Protocol):
@@ -34,7 +33,19 @@ class TaskEnvironment(Protocol):
 
     def new_sandbox(self, task: Task) -> Sandbox: ...
 
-    def outcome(self, task: Task, tool_calls: list[dict[str, Any]]) -> float: ...
+    def outcome(self, task: Task, tool_calls: list[dict[str, Any]]) -> float:
+        """The reward of `tool_calls` on a fresh sandbox (what the scripted user and the free-task check
+        ask, mid-episode or before any)."""
+        ...
+
+    def score(self, task: Task, episode: Episode, sandbox: Sandbox) -> float:
+        """The finished episode's reward, asked while its sandbox is alive (as NeMo-Gym's agents call
+        verify at the end of an episode); raises EpisodeFault when it cannot be given for this episode."""
+        ...
+
+    def close(self) -> None:
+        """Stop what the environment started (servers)."""
+        ...
 
 
 class WorkplaceEnvironment:
@@ -65,7 +76,7 @@ class WorkplaceEnvironment:
         from kit.envs.workplace.dialogue_variants import with_dialogue_variants
         from kit.envs.workplace.reward import ground_truth_problem
         from kit.envs.workplace.task_sets import ensure_task_set
-        from kit.envs.workplace.tasks import build_messages, load_rows
+        from kit.envs.workplace.tasks import build_messages
 
         tasks, skipped = [], []
         ensure_task_set(source)
@@ -73,10 +84,7 @@ class WorkplaceEnvironment:
         if self.cfg.dialogue_share:
             rows = with_dialogue_variants(rows, self.cfg.dialogue_share, random.Random(f"dialogue-{source}"))
         for row in rows:
-            tier, category = row.get("tier"), row.get("category")
-            if tier is not None and self.cfg.tiers and tier not in self.cfg.tiers:
-                continue
-            if self.cfg.categories and category not in self.cfg.categories:
+            if not selected(row, self.cfg.tiers, self.cfg.categories):
                 continue
             messages, tools = build_messages(row, self.cfg.tools_in_prompt, self.cfg.compact_tools)
             truth = row.get("ground_truth", [])
@@ -84,8 +92,13 @@ class WorkplaceEnvironment:
             if problem and skip_invalid:
                 skipped.append(problem)
                 continue
-            info = {"id": row.get("id"), "category": category, "tier": tier, "invalid": problem}
-            user = {key: row[key] for key in DIALOGUE_FIELDS if key in row}
+            info = {
+                "id": row.get("id"),
+                "category": row.get("category"),
+                "tier": row.get("tier"),
+                "invalid": problem,
+            }
+            user = dialogue_fields(row)
             tasks.append(Task(messages=messages, tools=tools, ground_truth=truth, info=info, user=user))
             if limit is not None and len(tasks) >= limit:
                 break
@@ -109,14 +122,21 @@ class WorkplaceEnvironment:
 
         return outcome_reward(tool_calls, task.ground_truth, base=self.base)
 
+    def score(self, task: Task, episode: Episode, sandbox: Sandbox) -> float:
+        """The state-diff reward: the episode's calls and the ground truth replayed on fresh sandboxes."""
+        return self.outcome(task, episode.tool_calls)
 
-def episode_reward(env: TaskEnvironment, task: Task, episode: Episode) -> float:
-    """The episode's outcome reward, or 0 when it failed (its simulated user broke down)."""
-    return 0.0 if episode.failure else env.outcome(task, episode.tool_calls)
+    def close(self) -> None:
+        """Nothing runs outside this process."""
 
 
-def make_environment(cfg: EnvConfig) -> TaskEnvironment:
-    """The environment named by `env.name`."""
+def make_environment(cfg: EnvConfig, work_dir: str | Path | None = None) -> TaskEnvironment:
+    """The environment named by `env.name`; `work_dir` holds what it starts (NeMo-Gym's log and config;
+    default: a new temporary folder)."""
     if cfg.name == "workplace":
         return WorkplaceEnvironment(cfg)
-    raise ConfigError(f"env.name '{cfg.name}' is not a known environment; valid: workplace.")
+    if cfg.name == "nemo_gym":
+        from kit.envs.nemo_gym.environment import NeMoGymEnvironment
+
+        return NeMoGymEnvironment(cfg, work_dir)
+    raise ConfigError(f"env.name '{cfg.name}' is not a known environment; valid: workplace, nemo_gym.")

@@ -8,9 +8,18 @@ from typing import Any, Protocol
 
 
 class Sandbox(Protocol):
-    """What the rollout needs from an environment instance: execute a call, get an observation."""
+    """What the rollout needs from an environment instance: execute a call, get an observation; and
+    release what it holds once the episode is scored."""
 
     def call(self, name: str, arguments: dict[str, Any] | str) -> str: ...
+
+    def close(self) -> None: ...
+
+
+class EpisodeFault(RuntimeError):
+    """The environment could not serve one episode (its verifier failed on it, say): the episode fails
+    with this message and scores 0, the job goes on. A fault of the whole environment (a server that is
+    gone) is raised as another error and stops the job."""
 
 
 @dataclass
@@ -24,6 +33,8 @@ class Task:
     # A dialogue task's row fields for its simulated user: `user_model_system_prompt` and
     # `verifier_metadata`; empty for a task that is one request.
     user: dict[str, Any] = field(default_factory=dict)
+    # The row the task came from, for environments that send it on (NeMo-Gym's seed_session and verify).
+    row: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_dialogue(self) -> bool:
@@ -56,7 +67,11 @@ class Episode:
     # Why the episode ended: answered, user_stop, max_user_turns, max_turns, budget, or
     # user_error (then `failure` says what went wrong and the episode scores 0).
     end_reason: str | None = None
+    # What went wrong outside the policy (its simulated user, or its environment: an EpisodeFault);
+    # such an episode scores 0.
     failure: str | None = None
+    # The environment's score of the episode, given at its end while its sandbox is alive.
+    reward: float | None = None
 
     @property
     def done(self) -> bool:
@@ -65,6 +80,16 @@ class Episode:
     @property
     def generated_tokens(self) -> int:
         return sum(self.env_mask)
+
+
+def episode_reward(episode: Episode) -> float:
+    """The episode's reward: its environment's score, or 0 when it failed (its simulated user broke down,
+    or its environment could not serve it)."""
+    if episode.failure:
+        return 0.0
+    if episode.reward is None:
+        raise RuntimeError("episode_reward of an episode its rollout did not score (a bug in the kit)")
+    return episode.reward
 
 
 def is_error_observation(observation: str) -> bool:

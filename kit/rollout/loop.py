@@ -8,6 +8,9 @@ call, `max_turns` model calls are made, or the token budget runs out. A task wit
 policy's answer, the reply is appended as a user message, and the next policy turn starts, until the
 user says its stop token, `max_user_turns` policy turns are done, or the budget runs out.
 
+At its end each episode is scored by its environment (`TaskEnvironment.score`) while its sandbox is
+alive, as NeMo-Gym's agents call verify, and the sandbox is closed.
+
 Token-exact: the completion the trainer's loss sees is the concatenation of the ids the generator
 sampled and the ids of the tool and user messages; the model's own ids are never decoded and
 re-encoded. `env_mask` is 1 on sampled ids and 0 on observation ids (tool results and user replies),
@@ -17,16 +20,23 @@ generator's own (0.0 on observation ids) for TRL's importance-sampling correctio
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kit.config.tree import KitConfig, RolloutConfig
 from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
-from kit.rollout.episode import Episode, Sandbox, Task, ToolMessageEncoder, is_error_observation
+from kit.rollout.episode import (
+    Episode,
+    EpisodeFault,
+    Sandbox,
+    Task,
+    ToolMessageEncoder,
+    is_error_observation,
+)
 from kit.tool_parsers import ParseResult, ToolCallParser
 
 if TYPE_CHECKING:
@@ -82,18 +92,34 @@ def cut_observation(observation: str, max_chars: int) -> str:
 def _observation_messages(
     result: ParseResult, sandbox: Sandbox, episode: Episode, max_chars: int
 ) -> list[dict]:
-    """Execute the parsed calls (or report the parse failure) and return the tool messages."""
+    """Execute the parsed calls (or report the parse failure) and return the tool messages. The episode's
+    record of the turn gets the calls in OpenAI's chat form (`tool_calls` on the assistant message, a
+    `tool_call_id` on each result), which is what NeMo-Gym's verify and the trajectory files read."""
     if result.error is not None:
         episode.parse_failures += 1
-        return [{"role": "tool", "content": result.error[:max_chars]}]
-    messages = []
+        message = {"role": "tool", "content": result.error[:max_chars]}
+        episode.messages.append(dict(message))
+        return [message]
+    messages, recorded_calls = [], []
     for call in result.tool_calls:
+        call_id = f"call_{len(episode.tool_calls)}"
         observation = sandbox.call(call.name, call.arguments)
         episode.tool_calls.append({"name": call.name, "arguments": call.arguments})
+        recorded_calls.append({"id": call_id, "type": "function", "function": _chat_call(call)})
         if is_error_observation(observation):
             episode.tool_errors += 1
         messages.append({"role": "tool", "content": cut_observation(observation, max_chars)})
+    episode.messages[-1]["tool_calls"] = recorded_calls
+    episode.messages.extend(
+        {**message, "tool_call_id": recorded["id"]}
+        for message, recorded in zip(messages, recorded_calls, strict=True)
+    )
     return messages
+
+
+def _chat_call(call) -> dict[str, str]:
+    arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+    return {"name": call.name, "arguments": arguments}
 
 
 USER_WORKERS = 16
@@ -121,19 +147,20 @@ def run_episodes(
     sampling: Sampling,
     parser: ToolCallParser,
     encoder: ToolMessageEncoder,
-    new_sandbox: Callable[[Task], Sandbox],
+    env: TaskEnvironment,
     settings: RolloutSettings,
     user=None,
 ) -> list[Episode]:
-    """Run one episode per task; `user` (a `kit.rollout.user_simulators.UserSimulator`) answers dialogue
-    tasks.
+    """Run one episode per task in a fresh sandbox of `env`, and score it there; `user` (a
+    `kit.rollout.user_simulators.UserSimulator`) answers dialogue tasks.
 
     Within a policy turn, an episode's next model call is requested as soon as its tool results are in
     (continuous batching, where the generator supports it; else in rounds of the episodes still going).
-    Between policy turns, the user replies of all episodes waiting for one are fetched concurrently.
+    Between policy turns, the user replies of all episodes waiting for one are fetched concurrently, and
+    at the end the episodes are scored concurrently.
     """
     context = generator.max_model_len
-    sandboxes = [new_sandbox(task) for task in tasks]
+    sandboxes = [env.new_sandbox(task) for task in tasks]
     episodes = [Episode(prompt_ids=encoder.prompt_ids(task)) for task in tasks]
     conversations = [list(task.messages) for task in tasks]
     calls_this_turn = [0] * len(tasks)
@@ -175,7 +202,7 @@ def run_episodes(
         episode.raw_completions.append(text)
         assistant = {"role": "assistant", "content": text}
         conversations[i].append(assistant)
-        episode.messages.append(assistant)
+        episode.messages.append(dict(assistant))
         if not completion.finished:
             end(i, "budget")
             return None
@@ -183,7 +210,6 @@ def run_episodes(
         if not result.tool_calls and result.error is None:
             return None  # the policy answered: its turn is over
         tool_messages = _observation_messages(result, sandboxes[i], episode, settings.max_tool_output_chars)
-        episode.messages.extend(tool_messages)
         if calls_this_turn[i] == settings.max_turns:
             end(i, "max_turns")
             return None
@@ -231,10 +257,22 @@ def run_episodes(
             for i, reply in zip(waiting, replies, strict=True):
                 user_turn(i, reply)
             going = [i for i in waiting if not episodes[i].done]
+        list(pool.map(lambda i: _score(env, tasks[i], episodes[i], sandboxes[i]), range(len(tasks))))
     for failure in sorted({e.failure for e in episodes if e.failure}):
         count = sum(e.failure == failure for e in episodes)
         log.warning("%d episode(s) ended with reward 0: %s", count, failure)
     return episodes
+
+
+def _score(env: TaskEnvironment, task: Task, episode: Episode, sandbox: Sandbox) -> None:
+    """Score a finished episode in its sandbox, then close the sandbox."""
+    try:
+        if not episode.failure:
+            episode.reward = env.score(task, episode, sandbox)
+    except EpisodeFault as fault:
+        episode.failure = str(fault)
+    finally:
+        sandbox.close()
 
 
 class Rollouts:
@@ -245,7 +283,7 @@ class Rollouts:
         self,
         cfg: RolloutConfig,
         tokenizer,
-        new_sandbox: Callable[[Task], Sandbox],
+        env: TaskEnvironment,
         user=None,
         max_user_turns: int = 5,
     ) -> None:
@@ -254,14 +292,14 @@ class Rollouts:
         self.cfg = cfg
         self.parser = load_parser(cfg.tool_parser, cfg.tool_parser_plugin, tokenizer=tokenizer)
         self.encoder = ToolMessageEncoder(tokenizer)
-        self.new_sandbox = new_sandbox
+        self.env = env
         self.user = user
         self.max_user_turns = max_user_turns
 
     @classmethod
     def from_config(cls, cfg: KitConfig, tokenizer, env: TaskEnvironment, user=None) -> Rollouts:
         """The rollout of a recipe over `env`, with `user` answering its dialogue tasks."""
-        return cls(cfg.rollout, tokenizer, env.new_sandbox, user, cfg.user_model.max_turns)
+        return cls(cfg.rollout, tokenizer, env, user, cfg.user_model.max_turns)
 
     def run(
         self, tasks: list[Task], generator: Generator, sampling: Sampling, max_tokens: int
@@ -272,5 +310,5 @@ class Rollouts:
             self.cfg.max_turns, max_tokens, self.cfg.max_tool_output_chars, self.max_user_turns
         )
         return run_episodes(
-            tasks, generator, sampling, self.parser, self.encoder, self.new_sandbox, settings, self.user
+            tasks, generator, sampling, self.parser, self.encoder, self.env, settings, self.user
         )

@@ -9,11 +9,10 @@ same way).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from kit.generation.base import Generator, Sampling
-from kit.rollout.episode import Episode, Task
+from kit.rollout.episode import Task, episode_reward
 from kit.rollout.loop import Rollouts
 
 # Tasks probed per rollout batch (times the samples per task).
@@ -44,7 +43,6 @@ def mixed_outcome_tasks(
     generator: Generator,
     sampling: Sampling,
     max_tokens: int,
-    reward: Callable[[Task, Episode], float],
     samples: int,
     want: int | None = None,
 ) -> Selection:
@@ -56,7 +54,7 @@ def mixed_outcome_tasks(
         batch = candidates[start : start + PROBE_BATCH_TASKS]
         episodes = rollouts.run([t for t in batch for _ in range(samples)], generator, sampling, max_tokens)
         for i, task in enumerate(batch):
-            rewards = [reward(task, e) for e in episodes[i * samples : (i + 1) * samples]]
+            rewards = [episode_reward(e) for e in episodes[i * samples : (i + 1) * samples]]
             probed.append(sum(rewards) / samples)
             if len(set(rewards)) > 1 and (want is None or len(kept) < want):
                 kept.append(task)

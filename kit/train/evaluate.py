@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from kit.config.tree import KitConfig
-from kit.envs.environment import TaskEnvironment, episode_reward, make_environment
+from kit.envs.environment import TaskEnvironment, make_environment
 from kit.generation.base import Generator, Sampling
-from kit.rollout.episode import Episode, Task
+from kit.rollout.episode import Episode, Task, episode_reward
 from kit.rollout.loop import Rollouts
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ def evaluate_with_generator(
     dialogue tasks."""
     rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
     episodes = rollouts.run(tasks, generator, Sampling(temperature=0.0), max_tokens)
-    rewards = [episode_reward(env, t, e) for t, e in zip(tasks, episodes, strict=True)]
+    rewards = [episode_reward(e) for e in episodes]
     report = summarize(tasks, rewards, free_successes(env, tasks), episodes)
     if any(t.is_dialogue for t in tasks):
         report["user_model"] = getattr(user, "name", None)
@@ -182,14 +182,17 @@ def evaluate_cli(cfg: KitConfig, args) -> int:
     from kit.rollout.user_simulators import open_user_simulator
     from kit.train.models import load_tokenizer, resolve_model
 
-    env = make_environment(cfg.env)
+    log_dir = Path(args.out).parent if args.out else Path(cfg.run.output_dir)
+    env = make_environment(cfg.env, log_dir / "nemo_gym")
     tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.env.max_eval_rows)
     max_tokens = cfg.grpo.max_completion_length
     model_dir = resolve_model(args.model or cfg.model.name_or_path)
     tokenizer = load_tokenizer(cfg.model, model_dir)
-    log_dir = Path(args.out).parent if args.out else Path(cfg.run.output_dir)
     dialogue = any(task.is_dialogue for task in tasks)
-    with open_user_simulator(cfg, env.outcome, log_dir) if dialogue else contextlib.nullcontext() as user:
+    with (
+        contextlib.closing(env),
+        open_user_simulator(cfg, env.outcome, log_dir) if dialogue else contextlib.nullcontext() as user,
+    ):
         if args.server:
             from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
 

@@ -21,13 +21,13 @@ from transformers import TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from kit.config.tree import KitConfig
-from kit.envs.environment import TaskEnvironment, episode_reward
+from kit.envs.environment import TaskEnvironment
 from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.generation.weight_sync import ServerWeightSync, server_sync
-from kit.rollout.episode import Episode, Task
+from kit.rollout.episode import Episode, Task, episode_reward
 from kit.rollout.loop import Rollouts
 from kit.train.lora import peft_config
 from kit.train.models import mixed_precision_args
@@ -219,7 +219,7 @@ class KitRollout:
         """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state."""
         episodes = [self._episodes[r][i] for r, i in zip(rollout_id, episode_index, strict=True)]
         tasks = [self._task(p) for p in prompts]
-        rewards = [episode_reward(self.env, t, e) for t, e in zip(tasks, episodes, strict=True)]
+        rewards = [episode_reward(e) for e in episodes]
         if log_metric is not None:
             for name, value in episode_metrics(episodes, rewards).items():
                 log_metric(name, value)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import functools
 import logging
 import statistics
 import time
@@ -34,7 +33,7 @@ from transformers import TrainerCallback
 
 from kit.config.tree import ConfigError, KitConfig, save_config
 from kit.device import peak_gpu_memory
-from kit.envs.environment import episode_reward, make_environment
+from kit.envs.environment import make_environment
 from kit.generation.setup import resolve_generation
 from kit.rollout.user_simulators import open_user_simulator
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
@@ -67,6 +66,10 @@ class TrainingJob:
         save_config(cfg, self.run.path / "config.yaml")
         self.server = None
         self._user_context = contextlib.ExitStack()
+        # Its servers (NeMo-Gym's) start on first use; close() stops them with the job's others, also when a
+        # notebook kernel or script dies (atexit).
+        self.env = make_environment(cfg.env, self.run.path / "nemo_gym")
+        atexit.register(self.close)
         # Every generation decision of the job (mode, server, weight sync) is made here, once.
         self.setup = resolve_generation(cfg)
         self.setup.check()
@@ -75,7 +78,6 @@ class TrainingJob:
             from kit.serve.server import VLLMServer
 
             self.server = VLLMServer(cfg, self.run.server_log).start()
-            atexit.register(self.close)  # a notebook kernel or script that dies still stops it
             cfg = dataclasses.replace(
                 cfg, generation=dataclasses.replace(cfg.generation, server_url=self.server.url)
             )
@@ -83,7 +85,6 @@ class TrainingJob:
         self.cfg = cfg
         self.model_dir = resolve_model(cfg.model.name_or_path)
         self.tokenizer = load_tokenizer(cfg.model, self.model_dir)
-        self.env = make_environment(cfg.env)
         self.train_tasks = self.env.load_tasks(
             cfg.env.train_file, limit=cfg.env.max_train_rows, skip_invalid=True
         )
@@ -96,7 +97,6 @@ class TrainingJob:
             self.user = self._user_context.enter_context(
                 open_user_simulator(cfg, self.env.outcome, self.run.path)
             )
-            atexit.register(self.close)
         self.model = load_policy(cfg.model, self.resume.policy_weights(self.model_dir))
         self.trainer = None
         self.summary: dict[str, Any] = {
@@ -226,7 +226,6 @@ class TrainingJob:
             generator,
             Sampling(grpo.temperature, grpo.top_p),
             grpo.max_completion_length,
-            functools.partial(episode_reward, self.env),
             selection.samples,
         )
         if not chosen.tasks:
@@ -295,6 +294,7 @@ class TrainingJob:
 
     def close(self) -> None:
         """Stop the servers this job started, if any (also done by `finish`)."""
+        self.env.close()
         self._user_context.close()
         if self.server is not None:
             self.server.stop()

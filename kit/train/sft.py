@@ -55,6 +55,7 @@ def demonstration(
             arguments = json.loads(arguments)
         messages.append({"role": "assistant", "content": call_format(call["name"], arguments)})
         messages.append({"role": "tool", "content": sandbox.call(call["name"], arguments)})
+    sandbox.close()
     messages.append({"role": "assistant", "content": FINAL_ANSWER if task.ground_truth else NO_ACTION_ANSWER})
     return messages
 

@@ -8,6 +8,7 @@ generation, rows, prompts), ``dialogue_variants`` (ambiguous rows for a clarifyi
 module per database (toolkit), each exporting its public names from the package itself.
 """
 
+from kit.envs.rows import load_rows
 from kit.envs.workplace.reward import (
     SHAPING_REWARDS,
     argument_match,
@@ -17,7 +18,7 @@ from kit.envs.workplace.reward import (
 )
 from kit.envs.workplace.sandbox import WorkplaceSandbox
 from kit.envs.workplace.schemas import TOOL_NAMES, chat_schemas, flat_schemas
-from kit.envs.workplace.tasks import build_messages, load_rows, write_splits
+from kit.envs.workplace.tasks import build_messages, write_splits
 
 __all__ = [
     "SHAPING_REWARDS",

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from kit.envs.rows import RowsError, ground_truth_calls, load_rows, raw_rows
 from kit.envs.workplace.reward import outcome_reward, replay
 from kit.envs.workplace.sandbox import WorkplaceSandbox
 from kit.envs.workplace.schemas import flat_schemas
@@ -20,8 +21,6 @@ from kit.envs.workplace.state import state_diff
 from kit.envs.workplace.tasks import (
     DEFAULT_TRAIN,
     DEFAULT_VALIDATION,
-    RowsError,
-    load_rows,
     predicted_calls,
     row_toolkits,
     write_splits,
@@ -56,10 +55,12 @@ def _base(databases: str | None) -> WorkplaceSandbox | None:
 
 
 def _ground_truth(row: dict[str, Any], where: str) -> list[Any]:
-    truth = row.get("ground_truth")
-    if not isinstance(truth, list):
-        raise InputError(f"{where}: 'ground_truth' must be a list of calls")
-    return truth
+    if "ground_truth" not in row:
+        raise InputError(f"{where}: the row has no 'ground_truth' (the list of calls that solve it)")
+    try:
+        return ground_truth_calls(row["ground_truth"])
+    except RowsError as error:
+        raise InputError(f"{where}: {error}") from None
 
 
 def _handler(body: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -94,7 +95,7 @@ def generate(args: argparse.Namespace) -> int:
 def verify(args: argparse.Namespace) -> int:
     """Print ``{"index", "reward"}`` per row: the outcome reward of the row's predicted calls."""
     base = _base(args.databases)
-    for index, row in enumerate(load_rows(args.rows)):
+    for index, row in enumerate(raw_rows(args.rows)):
         where = f"{args.rows} row {index}"
         try:
             predicted = predicted_calls(row)

@@ -85,6 +85,9 @@ class WorkplaceSandbox:
         """An independent sandbox starting from this one's current state."""
         return WorkplaceSandbox(self.state)
 
+    def close(self) -> None:
+        """Nothing to release: the state is this object's own."""
+
     def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> str:
         """Run a tool; ``arguments`` is a dict or a JSON object string. Never raises: a refused call returns
         ``"Error: ..."`` (what was wrong and what is valid) and leaves the state unchanged."""

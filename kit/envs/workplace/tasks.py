@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kit.envs.rows import RowsError, input_messages
 from kit.envs.workplace.dialogue_variants import with_dialogue_variants
 from kit.envs.workplace.generate_state import default_state
 from kit.envs.workplace.schemas import TOOLKITS, chat_schemas, flat_schemas, toolkit_of
@@ -156,61 +156,6 @@ def write_splits(
     }
 
 
-class RowsError(ValueError):
-    """Rows that cannot be read; the message names the file (and line) and what is wrong."""
-
-
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """The JSON objects of a jsonl file, one per non-blank line; raises RowsError naming the bad line."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").split("\n")
-    except OSError as error:
-        raise RowsError(f"{path}: cannot read ({error.strerror or error})") from None
-    except UnicodeDecodeError as error:
-        raise RowsError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    rows = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError) as error:
-            raise RowsError(f"{path}:{lineno}: not valid JSON ({error})") from None
-        if not isinstance(row, dict):
-            raise RowsError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-        rows.append(row)
-    return rows
-
-
-def load_rows(path_or_hub_id: str | Path, split: str = "train") -> list[dict[str, Any]]:
-    """Rows from a local jsonl file or, when no such path exists and the name looks like a hub dataset id
-    (``owner/name``), from ``datasets.load_dataset(id, split=split)``. Raises RowsError with a clear
-    message when neither works (e.g. the hub is unreachable: use a local file then)."""
-    source = str(path_or_hub_id)
-    if Path(source).exists():
-        return read_jsonl(source)
-    if not _HUB_ID.fullmatch(source) or source.endswith((".jsonl", ".json")):
-        raise RowsError(f"{source}: no such file")
-    try:
-        import datasets
-    except ImportError:
-        raise RowsError(
-            f"{source}: not a local file, and loading it as a hub dataset needs the 'datasets' package; "
-            "install it or pass a local .jsonl file"
-        ) from None
-    try:
-        dataset = datasets.load_dataset(source, split=split)
-    except Exception as error:  # noqa: BLE001 - network, auth and format errors all mean the same to the user
-        raise RowsError(
-            f"{source}: not a local file, and loading it as a hub dataset failed ({type(error).__name__}: "
-            f"{error}); if the hub is unreachable, download the rows and pass the local .jsonl file"
-        ) from None
-    return [dict(row) for row in dataset]
-
-
 def predicted_calls(row: dict[str, Any]) -> list[Any]:
     """The model's calls in a row: its ``predicted`` list (same form as ``ground_truth``), else the
     ``function_call`` items of a NeMo-Gym rollout's ``response.output``. Raises RowsError when it has
@@ -247,6 +192,6 @@ def build_messages(
     """
     if tools_scope not in ("task", "all"):
         raise ValueError(f"tools_scope must be 'task' or 'all', got {tools_scope!r}")
-    messages = [{"role": m["role"], "content": m["content"]} for m in row["responses_create_params"]["input"]]
+    messages = input_messages(row["responses_create_params"])
     toolkits = row_toolkits(row) if tools_scope == "task" else None
     return messages, chat_schemas(toolkits, compact=compact)
