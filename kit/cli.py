@@ -117,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _register_group(
         sub,
+        "gym",
+        "NeMo-Gym's own servers: list them, start them, write rows for the counter server",
+        "kit.envs.nemo_gym.cli",
+    )
+    _register_group(
+        sub,
         "tools",
         "tool-call parsers: parse text with a built-in or plugin parser, list parsers",
         "kit.tool_parsers.cli",
@@ -135,10 +141,17 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(asctime)s %(name)s: %(message)s"
     )
     logging.getLogger("kit").setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    from kit.envs.nemo_gym.gym_python import GymNotFound
+    from kit.envs.nemo_gym.servers import NeMoGymError
+    from kit.envs.rows import RowsError
+
     try:
         return int(args.func(args) or 0)
     except ConfigError as err:
         print(f"kit {args.command}: config error: {err}", file=sys.stderr)
+        return 2
+    except (RowsError, GymNotFound, NeMoGymError) as err:
+        print(f"kit {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"kit {args.command}: interrupted", file=sys.stderr)

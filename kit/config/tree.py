@@ -64,6 +64,9 @@ class NeMoGymConfig:
     resources_server: str = "workplace_assistant"
     # A NeMo-Gym resources server already running (http://host:port) instead of one the job starts.
     url: str | None = None
+    # NeMo-Gym's agent (its folder under responses_api_agents/) that runs the episodes when
+    # rollout.agent is nemo_gym.
+    agent: str = "simple_agent"
     # Seconds NeMo-Gym's launcher may take to bring the servers up.
     start_timeout: float = 180.0
     # Seconds one request to a NeMo-Gym server may take; a tool call past it becomes an error observation
@@ -109,6 +112,10 @@ class RolloutConfig:
     max_turns: int = 4
     tool_parser: str = "kit"
     tool_parser_plugin: str | None = None
+    # Who runs the episodes: "kit", the kit's own loop (any environment, any generation mode); or
+    # "nemo_gym", NeMo-Gym's agent (env.nemo_gym.agent) against the policy's vLLM server, with the
+    # token ids of each model call stitched into the episode (env.name nemo_gym, generation.mode server).
+    agent: str = "kit"
     # Tool results longer than this are cut (with a note) so one observation cannot eat the context.
     max_tool_output_chars: int = 800
 
@@ -244,6 +251,7 @@ _CHOICES = {
     ("generation", "mode"): ("transformers", "server", "colocate"),
     ("generation", "weight_sync"): ("auto", "nccl", "ipc", "reload"),
     ("env", "name"): ("workplace", "nemo_gym"),
+    ("rollout", "agent"): ("kit", "nemo_gym"),
     ("env", "tools_in_prompt"): ("all", "task"),
     ("user_model", "kind"): ("scripted", "endpoint", "served"),
 }
@@ -368,6 +376,14 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
         raise ConfigError(
             f"env.nemo_gym.start_timeout and env.nemo_gym.request_timeout must be above 0; got "
             f"{gym.start_timeout} and {gym.request_timeout}."
+        )
+    if sections["rollout"].agent == "nemo_gym" and (
+        sections["env"].name != "nemo_gym" or sections["generation"].mode != "server"
+    ):
+        raise ConfigError(
+            "rollout.agent is 'nemo_gym': NeMo-Gym's agent runs episodes on a NeMo-Gym resources server "
+            "against the policy's vLLM server, so it needs env.name=nemo_gym and generation.mode=server "
+            f"(they are {sections['env'].name!r} and {sections['generation'].mode!r})."
         )
     if user.max_turns < 1 or user.timeout <= 0:
         raise ConfigError(

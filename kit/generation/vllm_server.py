@@ -50,6 +50,7 @@ class VLLMServerClient:
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
         self.request_timeout = request_timeout
         self.log_file = log_file
         self.retries = retries

@@ -298,7 +298,10 @@ class Rollouts:
 
     @classmethod
     def from_config(cls, cfg: KitConfig, tokenizer, env: TaskEnvironment, user=None) -> Rollouts:
-        """The rollout of a recipe over `env`, with `user` answering its dialogue tasks."""
+        """The rollout of a recipe over `env`, with `user` answering its dialogue tasks; with
+        `rollout.agent: nemo_gym`, NeMo-Gym's agent runs the episodes instead (the same `run`)."""
+        if cfg.rollout.agent == "nemo_gym":
+            return env.agent_rollouts(cfg, tokenizer)
         return cls(cfg.rollout, tokenizer, env, user, cfg.user_model.max_turns)
 
     def run(

@@ -17,7 +17,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kit.config.tree import ConfigError, EnvConfig
+from kit.config.tree import ConfigError, EnvConfig, KitConfig
+from kit.envs.nemo_gym.agent import NeMoGymAgentRollouts
 from kit.envs.nemo_gym.gym_python import gym_python
 from kit.envs.nemo_gym.servers import NeMoGymServers, check_server_folder, resources_server
 from kit.envs.nemo_gym.session import GymSession, episode_response
@@ -42,6 +43,7 @@ class NeMoGymEnvironment:
         self.servers: NeMoGymServers | None = None
         self._url = self.gym.url
         self._lock = threading.Lock()
+        self._agent: NeMoGymAgentRollouts | None = None
         if self._url is None:
             check_server_folder(resources_server(self.gym.resources_server))
 
@@ -123,6 +125,15 @@ class NeMoGymEnvironment:
     def score(self, task: Task, episode: Episode, sandbox: GymSession) -> float:
         return sandbox.verify(episode_response(task.row, episode))
 
+    def agent_rollouts(self, cfg: KitConfig, tokenizer) -> NeMoGymAgentRollouts:
+        """Rollouts run by NeMo-Gym's agent (`rollout.agent: nemo_gym`); its servers stop with `close()`."""
+        if self._agent is None:
+            work_dir = (self.work_dir or Path(tempfile.mkdtemp(prefix="kit-nemo-gym-"))) / "agent"
+            self._agent = NeMoGymAgentRollouts(cfg, tokenizer, work_dir)
+        return self._agent
+
     def close(self) -> None:
         if self.servers is not None:
             self.servers.stop()
+        if self._agent is not None:
+            self._agent.close()
