@@ -40,7 +40,8 @@ def _eval(args: argparse.Namespace) -> int:
     from kit.train.evaluate import evaluate_cli
 
     databases = [f"env.databases={args.databases}"] if args.databases else []
-    cfg = load_config(args.config, [*args.overrides, *databases])
+    agent = [f"rollout.agent={args.agent}", "generation.mode=server"] if args.agent == "nemo_gym" else []
+    cfg = load_config(args.config, [*args.overrides, *databases, *agent])
     return evaluate_cli(cfg, args)
 
 
@@ -95,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--databases", help="CSV directory in NeMo-Gym's layout the tasks run against (env.databases)"
     )
     evaluate.add_argument("--limit", type=int, help="evaluate at most N tasks")
+    evaluate.add_argument(
+        "--agent",
+        choices=["kit", "nemo_gym"],
+        help="who runs the episodes: the kit's loop, or NeMo-Gym's agent against --server (rollout.agent)",
+    )
     evaluate.add_argument("--out", help="write the JSON report here (default: print only)")
     evaluate.set_defaults(func=_eval)
 

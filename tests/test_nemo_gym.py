@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 import requests
+from conftest import PROJECT_ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from process_checks import descendants, wait_gone
 
 from kit.config.tree import ConfigError, load_config
 from kit.envs.environment import make_environment
+from kit.envs.nemo_gym.agent import ModelCall, stitch
 from kit.envs.nemo_gym.counter_tasks import RESOURCES_SERVER, counter_splits
 from kit.envs.nemo_gym.gym_python import GymNotFound, gym_python
 from kit.envs.nemo_gym.servers import NeMoGymError, NeMoGymServers, resources_server
@@ -193,3 +195,60 @@ def test_fuzzed_rows_are_loaded_or_refused_never_crash(tmp_path: Path, rows) -> 
     except (RowsError, ConfigError):
         return
     assert all(task.messages and isinstance(task.ground_truth, list) for task in tasks)
+
+
+def _call(prompt: list[int], sampled: list[int]) -> ModelCall:
+    return ModelCall({"prompt_token_ids": prompt, "generation_token_ids": sampled,
+                      "generation_log_probs": [-0.5] * len(sampled)})  # fmt: skip
+
+
+END = 2  # the end-of-turn token of these id sequences
+
+
+def test_stitching_keeps_the_sampled_ids_and_masks_what_the_agent_added():
+    first = _call([1, 5, 6, END, 9], [7, 7, END])
+    second = _call([1, 5, 6, END, 9, 7, 7, END, 3, 4, END, 9], [8, END])
+    episode, replaced = stitch([first, second], END, budget=100)
+    assert replaced == 0 and episode.prompt_ids == [1, 5, 6, END, 9]
+    assert episode.completion_ids == [7, 7, END, 3, 4, END, 9, 8, END]
+    assert episode.env_mask == [1, 1, 1, 0, 0, 0, 0, 1, 1]
+    assert episode.logprobs == [-0.5, -0.5, -0.5, 0.0, 0.0, 0.0, 0.0, -0.5, -0.5] and episode.turns == 2
+
+
+def test_a_re_rendered_turn_is_replaced_by_what_was_sampled_and_counted():
+    first = _call([1, 5, END, 9], [7, 7, END])
+    # The template rendered the sampled turn [7, 7] as [6, 6, 6]; the tool result [3, 4, END] and the next
+    # prompt [9] follow its end-of-turn token.
+    second = _call([1, 5, END, 9, 6, 6, 6, END, 3, 4, END, 9], [8, END])
+    episode, replaced = stitch([first, second], END, budget=100)
+    assert replaced == 1
+    assert episode.prompt_ids + episode.completion_ids == [1, 5, END, 9, 7, 7, END, 3, 4, END, 9, 8, END]
+    assert episode.env_mask == [1, 1, 1, 0, 0, 0, 0, 1, 1]
+    with pytest.raises(NeMoGymError, match="dropped earlier turns"):
+        stitch([first, _call([9, 9], [8, END])], END, budget=100)
+
+
+def test_stitching_cuts_at_the_budget_with_every_stream_aligned():
+    episode, _ = stitch([_call([1, END], [7] * 10 + [END])], END, budget=4)
+    assert len(episode.completion_ids) == len(episode.env_mask) == len(episode.logprobs) == 4
+    assert episode.end_reason == "budget"
+
+
+def test_the_committed_counter_rows_are_what_the_generator_writes(tmp_path, cli):
+    assert cli("gym", "counter-rows", "--out", str(tmp_path)).returncode == 0
+    for name in ("train.jsonl", "validation.jsonl"):
+        assert (tmp_path / name).read_bytes() == (
+            PROJECT_ROOT / "data" / "nemo_gym_counter" / name
+        ).read_bytes()
+    rows = {name: load_rows(tmp_path / f"{name}.jsonl") for name in ("train", "validation")}
+    requests_of = {
+        name: {r["responses_create_params"]["input"][0]["content"] for r in rs} for name, rs in rows.items()
+    }
+    assert not requests_of["train"] & requests_of["validation"]
+    for row in rows["validation"]:
+        counts = [
+            json.loads(c["arguments"])["count"]
+            for c in row["ground_truth"]
+            if c["name"] == "increment_counter"
+        ]
+        assert row["initial_count"] + sum(counts) == row["expected_count"]

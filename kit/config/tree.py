@@ -69,6 +69,10 @@ class NeMoGymConfig:
     agent: str = "simple_agent"
     # Seconds NeMo-Gym's launcher may take to bring the servers up.
     start_timeout: float = 180.0
+    # GiB the servers the job started may grow by (all their processes) before it restarts them, between
+    # two batches, with no session open: NeMo-Gym 0.4.0's workplace server keeps every session's tables
+    # (about 0.55 MB a session, 5.5 GB over 10,000 episodes). 0: never restart.
+    max_memory_growth_gib: float = 2.0
     # Seconds one request to a NeMo-Gym server may take; a tool call past it becomes an error observation
     # and the episode goes on; a seed_session or verify past it fails the episode, reported with the
     # setting's name.
@@ -372,10 +376,11 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
             "user_model.kind=served (the job starts one) or scripted (no model)."
         )
     gym = sections["env"].nemo_gym
-    if gym.start_timeout <= 0 or gym.request_timeout <= 0:
+    if gym.start_timeout <= 0 or gym.request_timeout <= 0 or gym.max_memory_growth_gib < 0:
         raise ConfigError(
-            f"env.nemo_gym.start_timeout and env.nemo_gym.request_timeout must be above 0; got "
-            f"{gym.start_timeout} and {gym.request_timeout}."
+            f"env.nemo_gym.start_timeout and env.nemo_gym.request_timeout must be above 0 and "
+            f"env.nemo_gym.max_memory_growth_gib 0 or more; got {gym.start_timeout}, {gym.request_timeout} "
+            f"and {gym.max_memory_growth_gib}."
         )
     if sections["rollout"].agent == "nemo_gym" and (
         sections["env"].name != "nemo_gym" or sections["generation"].mode != "server"

@@ -72,6 +72,9 @@ class Episode:
     failure: str | None = None
     # The environment's score of the episode, given at its end while its sandbox is alive.
     reward: float | None = None
+    # Model calls whose prompt, rendered by NeMo-Gym's agent, did not extend the ids before it, so that
+    # its prefix was replaced with what was sampled (kit.envs.nemo_gym.agent); 0 in the kit's own loop.
+    prefix_replacements: int = 0
 
     @property
     def done(self) -> bool:

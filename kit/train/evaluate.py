@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kit.config.tree import KitConfig
+from kit.config.tree import ConfigError, KitConfig
 from kit.envs.environment import TaskEnvironment, make_environment
 from kit.generation.base import Generator, Sampling
 from kit.rollout.episode import Episode, Task, episode_reward
@@ -84,6 +84,11 @@ def summarize(
     if groups["ambiguity_type"]:
         report["by_ambiguity_type"] = {k: rate(v) for k, v in sorted(groups["ambiguity_type"].items())}
     if episodes is not None:
+        failures = Counter(e.failure for e in episodes if e.failure)
+        if failures:  # scored 0: the user simulator or the environment could not serve them
+            report["failures"] = {"n": sum(failures.values()), "reasons": dict(failures.most_common(3))}
+        if any(e.prefix_replacements for e in episodes):
+            report["prefix_replacements"] = sum(e.prefix_replacements for e in episodes)
         talks = [e for t, e in zip(tasks, episodes, strict=True) if t.is_dialogue]
         if talks:
             report["dialogue"] = {
@@ -182,6 +187,11 @@ def evaluate_cli(cfg: KitConfig, args) -> int:
     from kit.rollout.user_simulators import open_user_simulator
     from kit.train.models import load_tokenizer, resolve_model
 
+    if cfg.rollout.agent == "nemo_gym" and not args.server:
+        raise ConfigError(
+            "--agent nemo_gym runs the episodes with NeMo-Gym's agent against a served policy: give its "
+            "address with --server (a `kit serve` of the model)."
+        )
     log_dir = Path(args.out).parent if args.out else Path(cfg.run.output_dir)
     env = make_environment(cfg.env, log_dir / "nemo_gym")
     tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.env.max_eval_rows)

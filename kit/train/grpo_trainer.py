@@ -253,6 +253,7 @@ def episode_metrics(episodes: list[Episode], rewards: list[float]) -> dict[str, 
         "episode/completion_tokens": sum(e.generated_tokens for e in episodes) / n,
         "episode/user_turns": sum(e.user_turns for e in episodes) / n,
         "episode/user_errors": sum(e.failure is not None for e in episodes) / n,
+        "episode/prefix_replacements": sum(e.prefix_replacements for e in episodes) / n,
     }
 
 

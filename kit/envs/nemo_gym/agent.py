@@ -227,5 +227,8 @@ class NeMoGymAgentRollouts:
         return episode
 
     def close(self) -> None:
-        if self.servers is not None:
-            self.servers.stop()
+        """Stop NeMo-Gym's servers; the next `run` starts them again."""
+        with self._lock:
+            if self.servers is not None:
+                self.servers.stop()
+                self.servers = None

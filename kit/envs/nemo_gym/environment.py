@@ -44,6 +44,7 @@ class NeMoGymEnvironment:
         self._url = self.gym.url
         self._lock = threading.Lock()
         self._agent: NeMoGymAgentRollouts | None = None
+        self._open = 0  # sessions not closed yet
         if self._url is None:
             check_server_folder(resources_server(self.gym.resources_server))
 
@@ -110,7 +111,18 @@ class NeMoGymEnvironment:
                 )
 
     def new_sandbox(self, task: Task) -> GymSession:
-        return GymSession(self.url, task.row, self.gym.request_timeout)
+        """A session seeded with the task's row. The first of a batch (no session open) may restart the
+        servers the job started, when they have grown too much (`env.nemo_gym.max_memory_growth_gib`)."""
+        with self._lock:
+            growth = self.gym.max_memory_growth_gib
+            if not self._open and self.servers is not None and self.servers.recycle_if_grown(growth):
+                self._url = self.servers.url(self.gym.resources_server)
+            self._open += 1
+        return GymSession(self.url, task.row, self.gym.request_timeout, on_close=self._closed)
+
+    def _closed(self) -> None:
+        with self._lock:
+            self._open -= 1
 
     def outcome(self, task: Task, tool_calls: list[dict[str, Any]]) -> float:
         """NeMo-Gym's verify of `tool_calls` written as the response of a fresh session in which none ran:
@@ -133,7 +145,10 @@ class NeMoGymEnvironment:
         return self._agent
 
     def close(self) -> None:
-        if self.servers is not None:
-            self.servers.stop()
-        if self._agent is not None:
-            self._agent.close()
+        """Stop the servers this environment started; a later use starts them again."""
+        with self._lock:
+            if self.servers is not None:
+                self.servers.stop()
+                self.servers, self._url = None, self.gym.url
+            if self._agent is not None:
+                self._agent.close()

@@ -115,6 +115,7 @@ class NeMoGymServers:
         self.start_timeout = start_timeout
         self.head_port = free_port()
         self.process: subprocess.Popen | None = None
+        self.memory_at_start = 0
 
     def url(self, instance: str) -> str:
         for spec in self.specs:
@@ -176,6 +177,7 @@ class NeMoGymServers:
         except BaseException:
             self.stop()
             raise
+        self.memory_at_start = self.memory_bytes()
         started = ", ".join(f"{s.instance} {self.url(s.instance)}" for s in self.specs)
         log.info("NeMo-Gym servers up: %s (log: %s)", started, self.log_path)
         return self
@@ -196,6 +198,38 @@ class NeMoGymServers:
                     f"{self.start_timeout:.0f} s (nemo_gym.start_timeout).\n{self.log_tail()}"
                 )
             time.sleep(0.5)
+
+    def memory_bytes(self) -> int:
+        """The resident memory of every process of the servers' group: the launcher, Ray, each server."""
+        if self.process is None or self.process.poll() is not None:
+            return 0
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == self.process.pid:  # its process group
+                    total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, IndexError, ValueError):
+                continue  # a process that ended while being read
+        return total
+
+    def recycle_if_grown(self, limit_gib: float) -> bool:
+        """Restart the servers when their memory has grown by more than `limit_gib` since they came up
+        (0: never); the caller makes sure no session is open. True when they were restarted."""
+        grown = (self.memory_bytes() - self.memory_at_start) / 2**30
+        if not limit_gib or grown <= limit_gib:
+            return False
+        log.info("NeMo-Gym's servers grew by %.2f GiB (env.nemo_gym.max_memory_growth_gib=%g): restarting",
+                 grown, limit_gib)  # fmt: skip
+        self.restart()
+        return True
+
+    def restart(self) -> NeMoGymServers:
+        """Stop the servers and start them again, on new ports (`url` answers the new ones)."""
+        self.stop()
+        self.specs = [dataclasses.replace(s, port=free_port()) for s in self.specs]
+        self.head_port = free_port()
+        return self.start()
 
     def check_alive(self) -> None:
         """Raise NeMoGymError with the log's tail when the launcher has exited."""

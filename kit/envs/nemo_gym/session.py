@@ -24,6 +24,7 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -39,10 +40,13 @@ TIMEOUT_SETTING = "env.nemo_gym.request_timeout"
 class GymSession:
     """A seeded session on the resources server at `url` (see module docstring)."""
 
-    def __init__(self, url: str, row: dict[str, Any], timeout: float) -> None:
+    def __init__(
+        self, url: str, row: dict[str, Any], timeout: float, on_close: Callable[[], None] | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self.row = row
         self.timeout = timeout
+        self.on_close = on_close
         self.http = requests.Session()
         answer = self._post("seed_session", row)
         if not answer.ok:
@@ -98,7 +102,11 @@ class GymSession:
             raise EpisodeFault(f"verify answered without a numeric 'reward': {answer.text[:300]}") from None
 
     def close(self) -> None:
+        """Release the connection (NeMo-Gym has no endpoint that ends a session: its server keeps it)."""
         self.http.close()
+        if self.on_close is not None:
+            self.on_close()
+            self.on_close = None
 
 
 def episode_response(row: dict[str, Any], episode: Episode | None, calls: list[dict[str, Any]] = ()) -> dict:
