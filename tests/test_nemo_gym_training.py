@@ -96,3 +96,30 @@ def test_nemo_gym_s_agent_runs_the_episodes_against_kit_serve(
         assert agent.env_mask == kit.env_mask
         assert agent.tool_calls == kit.tool_calls and agent.reward == kit.reward
     print(json.dumps({"prefix_replacements": sum(e.prefix_replacements for e in by_agent)}))
+
+
+def test_grpo_trains_on_episodes_nemo_gym_s_agent_ran(caller, shared_server, served_weights, tmp_path):
+    from kit.train.job import TrainingJob
+
+    served_weights(caller)  # the server starts from the policy's weights; each step pushes the new ones
+    cfg = load_config("cpu_nemo_gym", [
+        f"model.name_or_path={caller}", "rollout.agent=nemo_gym", "generation.mode=server",
+        f"generation.server_url={shared_server.url}", f"generation.api_key={KEY}", "sft.enabled=false",
+        "task_selection.probe_tasks=0", "run.eval_tasks=0", "grpo.max_steps=1", "grpo.num_generations=4",
+        "grpo.per_device_train_batch_size=8", "grpo.max_completion_length=160", "grpo.save_strategy='no'",
+        f"run.output_dir={tmp_path / 'run'}",
+    ])  # fmt: skip
+    job = TrainingJob(cfg)
+    try:
+        job.grpo()
+    finally:
+        summary = job.finish()
+    assert summary["grpo_steps"] == 1
+    step = job.run.training_steps()[0]
+    assert math.isfinite(step["loss"]) and "episode/prefix_replacements" in step
+    records = job.run.trajectories()
+    assert len(records) == 8 and any(r["tool_calls"] for r in records)
+    rows = {task.info["id"]: task.row for task in job.train_tasks}
+    for record in records:  # each reward is NeMo-Gym's verify of what the agent's episode did
+        expected = counter_holds(rows[record["task"]["id"]], record["tool_calls"])
+        assert math.isnan(expected) or record["reward"] == expected

@@ -150,26 +150,28 @@ class NeMoGymAgentRollouts:
         self._lock = threading.Lock()
         self.prefix_replacements = 0
 
-    def agent_url(self, policy_url: str, api_key: str | None) -> str:
-        """The agent's address; NeMo-Gym's servers start on the first call, pointed at `policy_url`."""
+    def agent_url(self, client) -> str:
+        """The agent's address. NeMo-Gym's servers start on the first call, their model adapter pointed at
+        the policy's server that `client` (a `VLLMServerClient`) talks to; later calls come between batches,
+        where servers that grew too much are restarted (`env.nemo_gym.max_memory_growth_gib`)."""
         with self._lock:
-            if self.servers is not None and self._policy != policy_url:
+            if self.servers is not None and self._policy != client.base_url:
                 self.servers.stop()
                 self.servers = None
             if self.servers is None:
-                self.servers = NeMoGymServers(
-                    self._specs(policy_url, api_key), self.work_dir, self.gym.start_timeout
-                )
+                self.servers = NeMoGymServers(self._specs(client), self.work_dir, self.gym.start_timeout)
                 self.servers.start()
-                self._policy = policy_url
+                self._policy = client.base_url
+            else:
+                self.servers.recycle_if_grown(self.gym.max_memory_growth_gib)
             return self.servers.url(AGENT_INSTANCE)
 
-    def _specs(self, policy_url: str, api_key: str | None) -> list[ServerSpec]:
+    def _specs(self, client) -> list[ServerSpec]:
         environment = resources_server(self.gym.resources_server)
         model = ServerSpec(MODEL_INSTANCE, "responses_api_models", "vllm_model", {
-            "base_url": f"{policy_url.rstrip('/')}/v1",
-            "api_key": api_key or "EMPTY",
-            "model": self.cfg.model.name_or_path,  # what `kit serve` serves it as (--served-model-name)
+            "base_url": f"{client.base_url}/v1",
+            "api_key": client.api_key or "EMPTY",
+            "model": client.model,  # the name the server serves the policy under
             "return_token_id_information": True,
             "uses_reasoning_parser": False,
         })  # fmt: skip
@@ -190,8 +192,7 @@ class NeMoGymAgentRollouts:
                 f"{gym_version()}'s {self.gym.agent} cannot run (it has no simulated user); use "
                 "rollout.agent=kit for them."
             )
-        client = generator.client
-        url = self.agent_url(client.base_url, client.api_key)
+        url = self.agent_url(generator.client)
         with ThreadPoolExecutor(max_workers=AGENT_WORKERS) as pool:
             return list(pool.map(lambda task: self._episode(url, task, sampling, max_tokens), tasks))
 
