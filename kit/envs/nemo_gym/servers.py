@@ -1,13 +1,13 @@
-"""NeMo-Gym's servers, started the way its users start them: its launcher `ng_run`, from its own
-environment, with a config that names each server.
+"""NeMo-Gym's servers, started the way its users start them: its launcher `gym env start` (`ng_run` in
+earlier releases), from its own environment, with a config that names each server.
 
     with NeMoGymServers([resources_server("workplace_assistant")], log_dir) as servers:
         url = servers.url("workplace_assistant")
 
-`ng_run` (NeMo-Gym's `RunHelper`) starts Ray, its head server and one process per server. For each server
+The launcher (NeMo-Gym's `RunHelper`) starts Ray, its head server and one process per server. For each server
 it would build a uv environment in the server's folder from its `requirements.txt`, whose first line is
 an editable install of a NeMo-Gym git checkout; installed from PyPI, the kit already has that environment
-(.venv-gym), so it gives `ng_run` a `uv_venv_dir` in which each server's `.venv` links to it and sets
+(.venv-gym), so it gives the launcher a `uv_venv_dir` in which each server's `.venv` links to it and sets
 `skip_venv_if_present`. Every server, the head server and Ray listen on 127.0.0.1
 (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0` keeps Ray off the machine's other addresses). The launcher runs in
 its own process group under the kit's process guard and is stopped with that group; its output goes
@@ -34,7 +34,7 @@ from kit.processes import guarded, start_in_own_group, stop_process_group
 
 log = logging.getLogger(__name__)
 
-STOP_GRACE = 15.0  # seconds ng_run gets to stop its servers and Ray before its group is killed
+STOP_GRACE = 15.0  # seconds the launcher gets to stop its servers and Ray before its group is killed
 SERVER_TYPES = ("resources_servers", "responses_api_agents", "responses_api_models")
 
 
@@ -102,7 +102,7 @@ def gym_version() -> str:
 
 
 class NeMoGymServers:
-    """NeMo-Gym servers started by `ng_run` (see module docstring); a context manager that stops them."""
+    """NeMo-Gym servers started by its launcher (see module docstring); a context manager that stops them."""
 
     def __init__(self, specs: list[ServerSpec], work_dir: str | Path, start_timeout: float = 180.0) -> None:
         if not specs:
@@ -110,7 +110,7 @@ class NeMoGymServers:
         for spec in specs:
             check_server_folder(spec)
         self.specs = [dataclasses.replace(s, port=s.port or free_port()) for s in specs]
-        self.work_dir = Path(work_dir)
+        self.work_dir = Path(work_dir).resolve()
         self.log_path = self.work_dir / "nemo_gym.log"
         self.start_timeout = start_timeout
         self.head_port = free_port()
@@ -148,13 +148,11 @@ class NeMoGymServers:
     def command(self) -> list[str]:
         config_path = self.work_dir / "nemo_gym_config.yaml"
         config_path.write_text(yaml.safe_dump(self.config(), sort_keys=False))
-        ng_run = str(Path(gym_python()).with_name("ng_run"))
+        gym = str(Path(gym_python()).with_name("gym"))
         return [
-            ng_run,
-            f"+config_paths=[{config_path}]",
-            "+skip_venv_if_present=true",
-            f"+uv_venv_dir={self._link_environments()}",
-        ]
+            gym, "env", "start", "--config", str(config_path),
+            "+skip_venv_if_present=true", f"+uv_venv_dir={self._link_environments()}",
+        ]  # fmt: skip
 
     def start(self) -> NeMoGymServers:
         self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -188,7 +186,7 @@ class NeMoGymServers:
         while waiting:
             if self.process.poll() is not None:
                 raise NeMoGymError(
-                    f"NeMo-Gym's launcher (ng_run) exited with code {self.process.returncode} before "
+                    f"NeMo-Gym's launcher (gym env start) exited with code {self.process.returncode} before "
                     f"{', '.join(s.instance for s in waiting)} came up.\n{self.log_tail()}"
                 )
             waiting = [s for s in waiting if not server_answers(self.url(s.instance))]
@@ -235,7 +233,7 @@ class NeMoGymServers:
         """Raise NeMoGymError with the log's tail when the launcher has exited."""
         if self.process is not None and self.process.poll() is not None:
             raise NeMoGymError(
-                f"NeMo-Gym's servers stopped (ng_run exited with code {self.process.returncode}).\n"
+                f"NeMo-Gym's servers stopped (its launcher exited with code {self.process.returncode}).\n"
                 f"{self.log_tail()}"
             )
 
