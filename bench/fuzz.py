@@ -1,10 +1,10 @@
-"""Fuzz the kit's four input surfaces and count what breaks: the built-in tool parsers, the workplace
-sandbox's tool calls, the config loader, and requests to a running `kit serve` (vLLM on CPU).
+"""Fuzz the kit's five input surfaces and count what breaks: the built-in tool parsers, the workplace
+sandbox's tool calls, the config loader, task rows, and requests to a running `kit serve` (vLLM on CPU).
 
 The generators and checks are the test suite's (kit/testing/fuzz/, run by tests/test_*_fuzz.py), run at a
 larger size and counted instead of stopping at the first finding. Run from the repository root:
 
-    python3 -m bench.fuzz [--outputs 3000] [--calls 3000] [--configs 2500] [--requests 2000]
+    python3 -m bench.fuzz [--outputs 3000] [--calls 3000] [--configs 2500] [--rows 3000] [--requests 2000]
 
 Prints one row per target: cases, crashes (an exception, a tool or parser failing inside, a 5xx, a dead
 server), hangs (over the target's time limit), errors without a message that names the problem, and wrong
@@ -143,6 +143,19 @@ def fuzz_server(requests: int) -> Tally:
     return tally
 
 
+def fuzz_rows(rows: int) -> Tally:
+    from kit.testing.fuzz import rows as fuzz
+
+    tally = Tally("task rows (NeMo-Gym format) loaded into tasks", limit_s=10.0)
+    with tempfile.TemporaryDirectory() as folder:
+        drive(
+            fuzz.files,
+            lambda case: tally.run(fuzz.check_rows, Path(folder), case, cases=len(case)),
+            rows // 2,
+        )
+    return tally
+
+
 def table(tallies: list[Tally]) -> str:
     header = "| target | cases | " + " | ".join(KINDS.values()) + " | seconds |"
     rows = [header, "|" + "---|" * (len(KINDS) + 3)]
@@ -161,11 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=3000, help="sandbox tool calls, 10 per sequence (3000)")
     parser.add_argument("--configs", type=int, default=2500, help="recipes and mutations to load (2500)")
     parser.add_argument("--requests", type=int, default=2000, help="requests to kit serve; 0 skips (2000)")
+    parser.add_argument("--rows", type=int, default=3000, help="task rows, about 2 per file (3000)")
     args = parser.parse_args(argv)
 
     # The server first: when it cannot start, say so before minutes go to the others.
     tallies = [fuzz_server(args.requests)] if args.requests else []
     tallies += [fuzz_parsers(args.outputs), fuzz_sandbox(args.calls), fuzz_configs(args.configs)]
+    tallies.append(fuzz_rows(args.rows))
     for tally in tallies:
         for kind, detail in tally.first.items():
             print(f"{tally.target}: first of {tally.found[kind]} {kind}: {detail}", file=sys.stderr)

@@ -13,10 +13,9 @@ import pytest
 import requests
 from conftest import PROJECT_ROOT
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from process_checks import descendants, wait_gone
 
-from kit.config.tree import ConfigError, load_config
+from kit.config.tree import load_config
 from kit.envs.environment import make_environment
 from kit.envs.nemo_gym.agent import ModelCall, stitch
 from kit.envs.nemo_gym.counter_tasks import RESOURCES_SERVER, counter_splits
@@ -25,6 +24,7 @@ from kit.envs.nemo_gym.servers import NeMoGymError, NeMoGymServers, resources_se
 from kit.envs.nemo_gym.session import GymSession, episode_response
 from kit.envs.rows import RowsError, load_rows
 from kit.rollout.episode import Episode, EpisodeFault
+from kit.testing.fuzz import rows as fuzz_rows
 
 COUNTER = ["env.name=nemo_gym", f"env.nemo_gym.resources_server={RESOURCES_SERVER}"]
 
@@ -166,37 +166,10 @@ def test_a_ground_truth_given_as_a_json_string_is_a_list_of_calls(tmp_path, refe
     assert [env.outcome(t, t.ground_truth) for t in tasks] == [1.0] * len(rows)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
-    max_leaves=12,
-)
-_row = st.fixed_dictionaries(
-    {},
-    optional={
-        "responses_create_params": _json
-        | st.fixed_dictionaries({}, optional={"input": _json, "tools": _json}),
-        "ground_truth": _json | st.text().map(json.dumps),
-        "category": _json,
-        "tier": _json,
-        "user_model_system_prompt": _json,
-        "verifier_metadata": _json,
-        "toolkits": _json,
-    },
-)
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(_row | _json, min_size=1, max_size=3))
-def test_fuzzed_rows_are_loaded_or_refused_never_crash(tmp_path: Path, rows) -> None:
-    path = tmp_path / "fuzz.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    env = make_environment(load_config(None, ["env.tiers=[]"]).env)
-    try:
-        tasks = env.load_tasks(str(path))
-    except (RowsError, ConfigError):
-        return
-    assert all(task.messages and isinstance(task.ground_truth, list) for task in tasks)
+@given(rows=fuzz_rows.files)
+def test_fuzzed_rows_are_loaded_or_refused_naming_where_never_crash(tmp_path: Path, rows) -> None:
+    fuzz_rows.check_rows(tmp_path, rows)
 
 
 def _call(prompt: list[int], sampled: list[int]) -> ModelCall:
