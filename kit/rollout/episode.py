@@ -68,7 +68,10 @@ class Episode:
 
 
 def is_error_observation(observation: str) -> bool:
-    return observation.startswith("Error")
+    """Whether the tool refused the call: what the observation says (the workplace sandbox's answers carry
+    `refused`; NeMo-Gym's texts have no common marker), else whether it starts with "Error"."""
+    refused = getattr(observation, "refused", None)
+    return observation.startswith("Error") if refused is None else bool(refused)
 
 
 class ToolMessageEncoder:
