@@ -53,6 +53,23 @@ def table(tally: Tally) -> str:
     return "\n".join(rows)
 
 
+def _libraries() -> dict[str, str]:
+    """The versions that decide the details on each side: pandas, pyarrow and numpy in the kit's
+    environment and in NeMo-Gym's."""
+    import numpy
+    import pandas
+    import pyarrow
+
+    from kit.envs.nemo_gym.gym_python import gym_python
+
+    probe = "import numpy, pandas, pyarrow; print(pandas.__version__, pyarrow.__version__, numpy.__version__)"
+    gym = subprocess.run([gym_python(), "-c", probe], capture_output=True, text=True).stdout.split()
+    return {
+        "kit": f"pandas {pandas.__version__}, pyarrow {pyarrow.__version__}, numpy {numpy.__version__}",
+        "nemo_gym": "pandas {}, pyarrow {}, numpy {}".format(*gym) if len(gym) == 3 else "(unknown)",
+    }
+
+
 def _commit() -> str:
     done = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True
@@ -121,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             "device": "2 CPU cores",
             "command": "python -m bench.workplace_differential "
             + " ".join(argv if argv is not None else sys.argv[1:]),
-            "versions": {**versions(), "nemo_gym": gym_version()},
+            "versions": {**versions(), "nemo_gym": gym_version(), "libraries": _libraries()},
             "settings": {
                 k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "out"
             },
