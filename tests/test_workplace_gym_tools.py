@@ -93,6 +93,30 @@ def test_odd_calls_answer_as_nemo_gym_s_agent_and_server_do(
     assert observation == answer and observation.refused
 
 
+def test_text_utf8_cannot_encode_fails_where_it_fails_there(base: WorkplaceSandbox) -> None:
+    # A lone surrogate (JSON's "\ud800") cannot be stored in a pandas string column, nor written by
+    # pydantic or Starlette; the server answers 500 with the exception's repr (recorded from it).
+    sandbox = base.copy()
+    stored = sandbox.call("analytics_create_plot", '{"time_min": "\\ud800", "time_max": "b", '
+                          '"value_to_plot": "total_visits", "plot_type": "bar"}')  # fmt: skip
+    assert json.loads(stored)["output"] == (
+        "Error executing tool 'analytics_create_plot': 'utf-8' codec can't encode character '\\ud800' "
+        "in position 6: surrogates not allowed"
+    )
+    echoed = sandbox.call("email_get_email_information_by_id", '{"email_id": "00000373", "field": "\\ud800"}')
+    assert json.loads(echoed) == (
+        "PydanticSerializationError(Error serializing to JSON: UnicodeEncodeError: 'utf-8' codec can't "
+        "encode character '\\ud800' in position 7: surrogates not allowed)"
+    )
+    rejected = sandbox.call("email_delete_email", '["\\ud800"]')
+    assert json.loads(rejected) == (
+        """UnicodeEncodeError('utf-8', '{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":"""
+        """"Input should be a valid dictionary or object to extract fields from","input":["\\ud800"]}]}', """
+        """144, 145, 'surrogates not allowed')"""
+    )
+    assert stored.refused and echoed.refused and rejected.refused and not sandbox.state.plots
+
+
 def test_verify_keeps_null_arguments_and_row_order(base: WorkplaceSandbox) -> None:
     add = {"customer_name": "Ada", "assigned_to_email": "raj.patel@atlas.com", "status": "Lead"}
     truth = [{"name": CRM + "add_customer", "arguments": json.dumps(add)}]

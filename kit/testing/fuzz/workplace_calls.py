@@ -34,6 +34,7 @@ UNICODE = [
     "e\u0301",
     "Ⅻ",
 ]
+SURROGATES = ["a\ud800", "\udfff", "x\ud83dy"]  # lone surrogates, which JSON's \ud800 escapes carry
 REGEX = ["(", "[a-", "a|b", ".*", r"\d+", "(?i)Lead", "a{2}", "^M", "t$", "\\", "(?=a)", r"\s", "(a)(b)"]
 TEXT = ["", " ", "\n", "\t x", "null", "{}", "none", "NaN", "0", "-1", "30", "1e3", " 45 ", "4.5", "٣٠"]
 DATES = [
@@ -138,7 +139,7 @@ class Draw:
         if kind < 0.3:
             return self.pick(WRONG_TYPES)
         if kind < 0.45:
-            return self.pick([LONG, LONG[:300] + "é", *UNICODE])
+            return self.pick([LONG, LONG[:300] + "é", *UNICODE, *SURROGATES])
         if kind < 0.6:
             return self.pick(REGEX)
         if kind < 0.75:
@@ -319,7 +320,7 @@ def _call(d: Draw, builders: dict[str, Callable[[], dict[str, Any]]]) -> Call:
             arguments[d.pick(keys)] = d.anything() if change == "replace" else None
         else:
             params = [p.name for p in SPECS_BY_NAME[name].params]
-            arguments[d.pick([*params, "foo", "self", "state", "x y"])] = d.anything()
+            arguments[d.pick([*params, "foo", "self", "state", "x y", "k\ud800"])] = d.anything()
     else:
         params = [p.name for p in SPECS_BY_NAME[name].params]
         arguments = {key: d.anything() for key in d.rng.sample(params, d.rng.randint(0, len(params)))}

@@ -12,6 +12,7 @@ Used by tests/test_workplace_vs_nemo_gym.py and bench/workplace_differential.py.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import math
@@ -67,8 +68,10 @@ def _nulled(value: Any) -> Any:
 
 def agent_request(arguments: Any) -> tuple[Any, str | None]:
     """What NeMo-Gym's simple_agent does with a call's arguments (its ``responses`` loop and
-    ``ServerClient.post``): ``(body, None)`` with the bytes it posts (``_NO_BODY``: none), or
-    ``(None, answer)`` when the arguments do not parse and it answers without calling the server."""
+    ``ServerClient.post``): ``(body, None)`` with the JSON it posts (``_NO_BODY``: none), or
+    ``(None, answer)`` when the arguments do not parse and it answers without calling the server.
+    Text with a lone surrogate, which the agent's orjson refuses to write (its call fails), goes out
+    escaped, so that the comparison reaches the server's answer to it."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
@@ -78,7 +81,7 @@ def agent_request(arguments: Any) -> tuple[Any, str | None]:
         return _NO_BODY, None  # aiohttp's json=None: no body
     if not arguments:
         return json.dumps(arguments), None  # falsy: aiohttp's own json.dumps
-    return json.dumps(_nulled(arguments), ensure_ascii=False), None  # orjson: NaN and infinities as null
+    return json.dumps(_nulled(arguments)), None  # orjson: NaN and infinities as null
 
 
 class NeMoGymClient:
@@ -186,10 +189,11 @@ class Difference:
     nemo_gym: str
 
     def describe(self, width: int = 300) -> str:
-        return (
+        text = (
             f"[{self.source} #{self.sequence} call {self.call}] {self.name}({str(self.arguments)[:width]})\n"
             f"  kit:      {self.kit[:width]}\n  NeMo-Gym: {self.nemo_gym[:width]}"
         )
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")  # printable with lone surrogates
 
 
 @dataclass
@@ -283,10 +287,26 @@ class Tally:
         }
 
 
+def _writable(call: Call) -> bool:
+    """Whether a call carries no lone surrogate, in its text or in what its JSON text decodes to."""
+    name, arguments = call
+    parts = [name, arguments]
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError, RecursionError):  # not JSON: verify skips it
+            parts.append(json.loads(arguments))
+    try:
+        json.dumps(parts, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def reward_pairs(calls: Sequence[Call], index: int) -> list[tuple[str, list[Call], list[Call]]]:
     """Predicted/ground-truth pairs whose rewards are compared for a sequence: the sequence against itself
-    less one call, and the sequence reversed against itself (creation order matters to NeMo-Gym)."""
-    if not calls:
+    less one call, and the sequence reversed against itself (creation order matters to NeMo-Gym). None
+    for a sequence with a lone surrogate: verify echoes the calls back and prints their errors, and
+    answers 500 when it cannot write one."""
+    if not calls or not all(map(_writable, calls)):
         return []
     dropped = index % len(calls)
     return [

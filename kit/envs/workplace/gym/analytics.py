@@ -61,6 +61,7 @@ def analytics_create_plot(
     if plot_type not in PLOT_TYPES:
         raise Refusal("Plot type must be one of 'bar', 'line', 'scatter', or 'histogram'")
     path = f"plots/{time_min}_{time_max}_{value_to_plot}_{plot_type}.png"
+    path.encode("utf-8")  # the plots table is a pandas string column: it fails on a lone surrogate
     state.plots = (*state.plots, path)
     return path
 

@@ -107,17 +107,17 @@ def customer_relationship_manager_add_customer(
     if customer_email:
         customer_email = customer_email.lower()
     customer_id = next_id(state.customers)
-    row = {
+    row = {  # in the order NeMo-Gym builds the new row
         "customer_id": customer_id,
-        "assigned_to_email": assigned_to_email,
         "customer_name": customer_name,
         "customer_email": customer_email,
         "customer_phone": customer_phone,
         "last_contact_date": last_contact_date,
         "product_interest": product_interest,
         "status": status,
-        "follow_up_by": follow_up_by,
+        "assigned_to_email": assigned_to_email,
         "notes": notes,
+        "follow_up_by": follow_up_by,
     }
     state.customers = state.customers.appended(row, relabel=True)
     return customer_id

@@ -140,7 +140,11 @@ class Frame:
     def appended(self, row: dict[str, Any], relabel: bool) -> Frame:
         """``pd.concat([frame, one_row_frame])``: with ``relabel`` (``ignore_index=True``) the labels
         become 0..n, else the new row is labelled 0. A column stays ``str`` only when the new cell is a
-        string: a missing or other value makes it ``object``."""
+        string: a missing or other value makes it ``object``. ``row`` lists the cells in the order the
+        tool builds its one-row frame: pandas fails on the first string UTF-8 cannot encode."""
+        for value in row.values():
+            if isinstance(value, str):
+                value.encode("utf-8")
         dtypes = tuple(
             (c, STR if d == STR and isinstance(row.get(c), str) else OBJECT) for c, d in self.dtypes
         )

@@ -80,16 +80,35 @@ def _sent(arguments: Any) -> Any:
     return _nulled(arguments) if arguments else arguments
 
 
-def _rejected(body: Any) -> str:
-    """FastAPI's 422 body for a request body that is missing or not a JSON object."""
+def _unencodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _rejected(body: Any) -> str | None:
+    """FastAPI's 422 body for a request body that is missing, not a JSON object, or (pydantic checks an
+    extra field's name as a string) has a name UTF-8 cannot encode; None when it takes the body."""
     if body is _NO_BODY:
         error = {"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}
-    else:
+    elif not isinstance(body, dict):
         error = {
             "type": "model_attributes_type",
             "loc": ["body"],
             "msg": "Input should be a valid dictionary or object to extract fields from",
             "input": body,
+        }
+    else:
+        name = next((key for key in body if _unencodable(key)), None)
+        if name is None:
+            return None
+        error = {
+            "type": "string_unicode",
+            "loc": ["body"],
+            "msg": "Input should be a valid string, unable to parse raw data as a unicode string",
+            "input": name,
         }
     return starlette_json({"detail": [error]})
 
@@ -119,7 +138,9 @@ def answer(state: GymState, name: Any, arguments: Any) -> Observation:
     elif arguments is None:
         arguments = {}
     body = _sent(arguments)
-    if not isinstance(body, dict):
-        return Observation(_rejected(body), refused=True)
+    rejected = _rejected(body)
+    if rejected is not None:
+        return Observation(rejected, refused=True)
     output, refused = run(state, str(name), {k: v for k, v in body.items() if v is not None})
-    return Observation(output_body(output), refused=refused)
+    text = output_body(output)
+    return Observation(text, refused=refused or not text.startswith('{"output":'))  # or a 500
