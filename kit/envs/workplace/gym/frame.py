@@ -8,7 +8,8 @@ all of it; it is immutable, so a copied state shares its frames until a write re
 Cell-level semantics that pandas decides (regex matching, with RE2 or Python's ``re`` depending on the
 pattern and the dtype; comparisons and their errors; assignment through ``.loc``; lower-casing) are left
 to pandas itself, on a Series built with the column's dtype: the kit gets pandas' answers and errors,
-word for word, without re-deriving them. Missing cells (pandas' NaN) are ``None`` here.
+word for word, without re-deriving them. A missing cell is NaN, as in pandas (``None`` where a tool
+stored ``None``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _string_dtype() -> Any:
 
 
 def series(values: Sequence[Any], dtype: str) -> Any:
-    """``values`` as a pandas Series of ``dtype`` (None for a missing cell)."""
+    """``values`` as a pandas Series of ``dtype``."""
     pd = pandas()
     if dtype == STR:
         return pd.Series(list(values), dtype=_string_dtype())
@@ -56,9 +57,7 @@ def is_missing(value: Any) -> bool:
 
 
 def plain(value: Any) -> Any:
-    """A cell read back from pandas as the kit stores it: NaN and NA as None, numpy scalars as Python."""
-    if is_missing(value) or value is pandas().NA:
-        return None
+    """A cell read back from pandas as the kit stores it: numpy scalars as Python ones."""
     return value.item() if hasattr(value, "item") and not isinstance(value, (list, dict, str)) else value
 
 
