@@ -4,7 +4,7 @@ text for every call, byte for byte, and the same reward as the server's verify.
 Compared, on NeMo-Gym's databases: the ground truth of every task in data/workplace (many do not apply to
 these databases, so they are refused or act on other records, on both sides alike), NeMo-Gym's 5
 reference rows, the hand-written edge sequences, and 2,000 fuzzed call sequences. To stay quick, the
-fuzzed and task sequences share a server session five at a time (later ones start where earlier ones
+fuzzed and task sequences share a server session ten at a time (later ones start where earlier ones
 left the databases; `bench/workplace_differential.py` gives each its own), and rewards are compared for
 a sample. The harness: kit/testing/fuzz/workplace_differential.py.
 """
@@ -32,7 +32,7 @@ from kit.testing.fuzz.workplace_edges import EDGE_REWARDS, EDGE_SEQUENCES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "workplace"
 FUZZED_SEQUENCES = 2000
-PER_SESSION = 5
+PER_SESSION = 10
 SERVERS = 2
 
 
