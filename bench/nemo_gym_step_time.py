@@ -29,12 +29,8 @@ import time
 from pathlib import Path
 
 from kit.config.tree import DEMO_MODEL
-from kit.envs.rows import load_rows
-from kit.envs.workplace.reward import ground_truth_problem
-from kit.envs.workplace.sandbox import WorkplaceSandbox
-from kit.envs.workplace.schemas import flat_schemas
-from kit.envs.workplace.tasks import row_toolkits, write_rows
 from kit.paths import PROJECT_ROOT as ROOT
+from kit.testing.gym_rows import NEMO_GYM_DATABASES, comparable_rows
 from kit.testing.warm_models import warmed_up
 from kit.train.models import resolve_model
 from kit.versions import versions
@@ -44,20 +40,6 @@ VARIANTS = {
     "nemo_gym": ["env.name=nemo_gym"],
     "nemo_gym_agent": ["env.name=nemo_gym", "rollout.agent=nemo_gym"],
 }
-DATABASES = ROOT.parent / "shared" / "reference" / "workplace_assistant" / "databases"
-
-
-def bench_rows(path: Path, databases: Path, count: int = 200) -> Path:
-    """Easy training rows that apply to `databases`, each with its task's compact tool schemas."""
-    base = WorkplaceSandbox.from_csv_dir(databases)
-    rows = []
-    for row in load_rows(ROOT / "data" / "workplace" / "train.jsonl"):
-        if row.get("tier") == "easy" and ground_truth_problem(row["ground_truth"], base) is None:
-            row["responses_create_params"]["tools"] = flat_schemas(row_toolkits(row), compact=True)
-            rows.append(row)
-        if len(rows) == count:
-            break
-    return write_rows(path, rows)
 
 
 def one_run(
@@ -99,14 +81,16 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4, help="GRPO steps a run (the first is left out)")
-    parser.add_argument("--databases", type=Path, default=DATABASES, help="NeMo-Gym's CSV folder")
+    parser.add_argument("--databases", type=Path, default=NEMO_GYM_DATABASES, help="NeMo-Gym's CSV folder")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kit-bench-nemo-gym"))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "nemo_gym_step_time.json")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     model = warmed_up("smollm2-tool-caller-workplace-easy", resolve_model(DEMO_MODEL), "cpu_demo",
                       ["sft.num_examples=64", "sft.tiers=[easy]"])  # fmt: skip
-    rows = bench_rows(args.work / "rows.jsonl", args.databases)
+    rows = comparable_rows(
+        args.work / "rows.jsonl", ROOT / "data" / "workplace" / "train.jsonl", 200, args.databases
+    )
     runs = []
     for index in range(args.runs):
         for variant in VARIANTS:

@@ -33,6 +33,11 @@ def base(reference: Path) -> WorkplaceSandbox:
 
 
 @pytest.fixture(scope="module")
+def kit_base(reference: Path) -> WorkplaceSandbox:
+    return WorkplaceSandbox.from_csv_dir(reference / "databases", tool_messages="kit")
+
+
+@pytest.fixture(scope="module")
 def examples(reference: Path) -> list[dict]:
     lines = (reference / "example_tasks.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
@@ -81,14 +86,18 @@ def test_reference_databases_load(base: WorkplaceSandbox) -> None:
     assert len(state.analytics) == 1000 and len(state.directory) == 20
 
 
-def test_example_ground_truths_replay_to_reward_one(base: WorkplaceSandbox, examples: list[dict]) -> None:
+@pytest.mark.parametrize("tools", ["nemo_gym", "kit"])
+def test_example_ground_truths_replay_to_reward_one(
+    reference: Path, examples: list[dict], tools: str
+) -> None:
     assert len(examples) == 5
+    base = WorkplaceSandbox.from_csv_dir(reference / "databases", tool_messages=tools)
     for example in examples:
         truth = example["ground_truth"]
         sandbox = base.copy()
         for call in truth:
             observation = sandbox.call(call["name"], call["arguments"])
-            assert not observation.startswith("Error:"), (call, observation)
+            assert not observation.refused, (call, observation)
         assert not sandbox.same_state(base)
         assert outcome_reward(truth, truth, base) == 1.0
         assert outcome_reward([], truth, base) == 0.0
@@ -137,12 +146,33 @@ def _ids(observation: str) -> list[str]:
     return [row[next(iter(row))] for row in json.loads(observation)["results"]]
 
 
-def test_look_ups_find_what_the_example_ground_truths_act_on(
+def _acted_on(example: dict) -> list[str]:
+    return [next(iter(json.loads(call["arguments"]).values())) for call in example["ground_truth"]]
+
+
+def test_nemo_gym_look_ups_find_what_the_example_ground_truths_act_on(
     base: WorkplaceSandbox, examples: list[dict]
 ) -> None:
-    def acted_on(example: dict) -> list[str]:
-        return [next(iter(json.loads(call["arguments"]).values())) for call in example["ground_truth"]]
+    def found(tool: str, arguments: dict, key: str) -> list[str]:
+        return [row[next(iter(row))] for row in json.loads(base.call(tool, arguments))["output"][key]]
 
+    query = {"query": "carlos Task Update on Develop prototype for report generation"}
+    assert found("email_search_emails", query, "emails")[:1] == _acted_on(examples[0])
+    day = {"time_min": "2023-12-01 00:00:00", "time_max": "2023-12-01 23:59:59"}
+    assert found("calendar_search_events", day, "events")[:1] == _acted_on(examples[1])  # latest first
+    crm = "customer_relationship_manager_search_customers"
+    leads = {"assigned_to_email": "akira", "product_interest": "Software", "status": "Lead"}
+    assert found(crm, leads, "customers") == _acted_on(examples[2])
+    won = {"assigned_to_email": "lena", "product_interest": "Services", "status": "Won"}
+    assert found(crm, won, "customers") == _acted_on(examples[3])
+    stale = {"status": "Proposal", "product_interest": "Hardware", "last_contact_date_max": "2023-11-02"}
+    assert found(crm, stale, "customers") == _acted_on(examples[4])
+
+
+def test_kit_look_ups_find_what_the_example_ground_truths_act_on(
+    kit_base: WorkplaceSandbox, examples: list[dict]
+) -> None:
+    base, acted_on = kit_base, _acted_on
     newest = base.call(
         "email_search_emails", {"query": "carlos Task Update on Develop prototype for report generation"}
     )
@@ -193,25 +223,37 @@ def test_verify_scores_rollout_rows_on_the_reference_databases(
 # ---------------------------------------------------------------- rewards never lie on foreign data
 
 
-def test_ground_truth_that_does_not_apply_is_flagged(reference: Path, examples: list[dict]) -> None:
+@pytest.mark.parametrize("tools", ["nemo_gym", "kit"])
+def test_ground_truth_that_does_not_apply_is_flagged(
+    reference: Path, examples: list[dict], tools: str
+) -> None:
+    from kit.envs.rows import read_jsonl
     from kit.envs.workplace.reward import ground_truth_problem
 
-    own = WorkplaceSandbox.from_csv_dir(reference / "databases")
-    kit_data = WorkplaceSandbox()
+    own = WorkplaceSandbox.from_csv_dir(reference / "databases", tool_messages=tools)
     assert all(ground_truth_problem(row["ground_truth"], own) is None for row in examples)
-    problems = [ground_truth_problem(row["ground_truth"], kit_data) for row in examples]
-    assert any(problems), "the reference rows name records the kit's generated databases lack"
+    # The kit's tasks on NeMo-Gym's databases, and (where the kit's tools refuse an unknown colleague)
+    # NeMo-Gym's rows on the kit's databases: some name records or people the other data lacks.
+    tasks = read_jsonl(Path(__file__).parents[1] / "data/workplace/validation.jsonl")
+    foreign = [(row, own) for row in tasks]
+    if tools == "kit":
+        foreign += [(row, WorkplaceSandbox(tool_messages=tools)) for row in examples]
+    problems = [(row, base, ground_truth_problem(row["ground_truth"], base)) for row, base in foreign]
+    assert sum(bool(problem) for *_, problem in problems) >= 10
+    assert any(problem and "changes nothing" in problem for *_, problem in problems)
     # Where it is flagged, doing nothing matches the replayed ground truth: the reward would lie.
-    for row, problem in zip(examples, problems, strict=True):
+    for row, base, problem in problems:
         if problem and "changes nothing" in problem:
-            assert outcome_reward([], row["ground_truth"], kit_data) == 1.0
+            assert outcome_reward([], row["ground_truth"], base) == 1.0
 
 
 def test_kit_eval_counts_inapplicable_rows_as_invalid(reference: Path, examples, cli, tiny_model_dir) -> None:
     rows = str(reference / "example_tasks.jsonl")
     common = ["eval", "--config", "cpu_demo", "--model", tiny_model_dir, "--tasks", rows,
               "grpo.max_completion_length=8", "env.tiers=[easy, medium, hard]"]  # fmt: skip
-    on_kit_data = json.loads(cli(*common).stdout)
+    # NeMo-Gym's tools accept every reference row on the kit's data; the kit's refuse one (an unknown
+    # colleague), which is the case this test needs.
+    on_kit_data = json.loads(cli(*common, "env.tool_messages=kit").stdout)
     on_own_data = json.loads(cli(*common, "--databases", str(reference / "databases")).stdout)
     assert on_own_data["invalid"] == 0 and on_own_data["n"] == len(examples)
     assert on_kit_data["invalid"] >= 1 and on_kit_data["n"] == on_own_data["n"] - on_kit_data["invalid"]

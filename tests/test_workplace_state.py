@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kit.envs.workplace.generate_state import DOMAIN, default_state, generate_state
-from kit.envs.workplace.sandbox import WorkplaceSandbox
+from kit.envs.workplace.sandbox import TOOL_SETS, WorkplaceSandbox
 from kit.envs.workplace.state import (
     ANALYTICS_COLUMNS,
     CALENDAR_COLUMNS,
@@ -60,8 +60,9 @@ def test_generated_rows_have_the_reference_columns_and_valid_values() -> None:
     assert owners <= set(state.directory)
 
 
-def test_copies_are_isolated_and_leave_the_base_untouched() -> None:
-    base = WorkplaceSandbox()
+@pytest.mark.parametrize("tools", TOOL_SETS)
+def test_copies_are_isolated_and_leave_the_base_untouched(tools: str) -> None:
+    base = WorkplaceSandbox(tool_messages=tools)
     before = base.snapshot()
     first, second = base.copy(), base.copy()
     first.call("email_delete_email", {"email_id": next(iter(base.state.emails.rows()))["email_id"]})
@@ -76,15 +77,18 @@ def test_copies_are_isolated_and_leave_the_base_untouched() -> None:
     )
     assert base.snapshot() == before == second.snapshot()
     assert first.snapshot() != before
-    assert default_state().snapshot() == before
+    assert WorkplaceSandbox(tool_messages=tools).snapshot() == before
+    if tools == "kit":
+        assert default_state().snapshot() == before
     # A copy of a modified sandbox starts from its state and diverges independently.
     third = first.copy()
     third.call("email_send_email", {"recipient": "a@b.com", "subject": "s", "body": "b"})
     assert len(third.state.emails) == len(first.state.emails) + 1
 
 
-def test_copies_are_cheap() -> None:
-    base = WorkplaceSandbox()
+@pytest.mark.parametrize("tools", TOOL_SETS)
+def test_copies_are_cheap(tools: str) -> None:
+    base = WorkplaceSandbox(tool_messages=tools)
     start = time.perf_counter()
     for _ in range(10_000):
         base.copy()
@@ -92,13 +96,11 @@ def test_copies_are_cheap() -> None:
 
 
 def _send(sandbox: WorkplaceSandbox, to: str, subject: str) -> None:
-    assert not sandbox.call(
-        "email_send_email", {"recipient": to, "subject": subject, "body": "b"}
-    ).startswith("Error")
+    assert not sandbox.call("email_send_email", {"recipient": to, "subject": subject, "body": "b"}).refused
 
 
-def test_same_state_ignores_creation_order_and_case_outside_enum_columns() -> None:
-    base = WorkplaceSandbox()
+def test_kit_same_state_ignores_creation_order_and_case_outside_enum_columns() -> None:
+    base = WorkplaceSandbox(tool_messages="kit")
     one, two = base.copy(), base.copy()
     _send(one, "a@b.com", "First")
     _send(one, "c@d.com", "Second")
@@ -109,8 +111,8 @@ def test_same_state_ignores_creation_order_and_case_outside_enum_columns() -> No
     assert not one.same_state(two)
 
 
-def test_enum_columns_compare_case_sensitively() -> None:
-    base = WorkplaceSandbox()
+def test_kit_enum_columns_compare_case_sensitively() -> None:
+    base = WorkplaceSandbox(tool_messages="kit")
     one, two = base.copy(), base.copy()
     row = dict(next(iter(base.state.tasks.rows())))
     one.state.tasks.replace({**row, "list_name": "Backlog"})
@@ -121,8 +123,49 @@ def test_enum_columns_compare_case_sensitively() -> None:
     assert one.same_state(two)
 
 
-def test_a_reused_id_does_not_stand_for_the_deleted_row() -> None:
+def test_nemo_gym_same_state_compares_rows_in_order_as_its_verify_does() -> None:
     base = WorkplaceSandbox()
+    one, two = base.copy(), base.copy()
+    _send(one, "a@b.com", "First")
+    _send(one, "c@d.com", "Second")
+    _send(two, "c@d.com", "SECOND")
+    _send(two, "a@b.com", "first")
+    assert not one.same_state(two)  # the new rows stand in another order (and hold other ids)
+    three = base.copy()
+    _send(three, "A@B.com", "FIRST")
+    _send(three, "c@d.com", "second")
+    assert one.same_state(three)  # case does not matter outside status, list_name and board
+
+
+def test_nemo_gym_enum_columns_compare_case_sensitively() -> None:
+    base = WorkplaceSandbox()
+    add = "customer_relationship_manager_add_customer"
+    owner = next(iter(base.state.customers.rows()))["assigned_to_email"]
+    one, two = base.copy(), base.copy()
+    one.call(add, {"customer_name": "Ada", "assigned_to_email": owner, "status": "Won"})
+    two.call(add, {"customer_name": "ADA", "assigned_to_email": owner, "status": "won"})
+    assert not one.same_state(two)
+    three = base.copy()
+    three.call(add, {"customer_name": "ada", "assigned_to_email": owner.upper(), "status": "Won"})
+    assert one.same_state(three)
+
+
+def test_nemo_gym_index_labels_count_as_its_verify_counts_them() -> None:
+    # An email sent after a delete relabels the table (pandas concat with ignore_index); sent before it,
+    # the deleted row's label stays missing: the same rows, yet NeMo-Gym scores them apart.
+    base = WorkplaceSandbox()
+    first = next(iter(base.state.emails.rows()))["email_id"]
+    one, two = base.copy(), base.copy()
+    one.call("email_delete_email", {"email_id": first})
+    _send(one, "a@b.com", "New")
+    _send(two, "a@b.com", "New")
+    two.call("email_delete_email", {"email_id": first})
+    assert one.snapshot()["emails"][2] == two.snapshot()["emails"][2]
+    assert not one.same_state(two)
+
+
+def test_kit_a_reused_id_does_not_stand_for_the_deleted_row() -> None:
+    base = WorkplaceSandbox(tool_messages="kit")
     last = max(row["email_id"] for row in base.state.emails.rows())
     kept = dict(base.state.emails.get(last))
     recreated = base.copy()
@@ -132,8 +175,9 @@ def test_a_reused_id_does_not_stand_for_the_deleted_row() -> None:
     assert not recreated.same_state(base.copy())
 
 
-def test_unchanged_values_compare_equal_after_writes() -> None:
-    base = WorkplaceSandbox()
+@pytest.mark.parametrize("tools", TOOL_SETS)
+def test_unchanged_values_compare_equal_after_writes(tools: str) -> None:
+    base = WorkplaceSandbox(tool_messages=tools)
     task = next(iter(base.state.tasks.rows()))
     rewritten = base.copy()
     rewritten.call(
@@ -143,8 +187,9 @@ def test_unchanged_values_compare_equal_after_writes() -> None:
     assert rewritten.same_state(base.copy())
 
 
-def test_states_built_separately_compare_by_content() -> None:
-    one, two = WorkplaceSandbox(generate_state(0)), WorkplaceSandbox(generate_state(0))
+@pytest.mark.parametrize("tools", TOOL_SETS)
+def test_states_built_separately_compare_by_content(tools: str) -> None:
+    one, two = (WorkplaceSandbox(generate_state(0), tool_messages=tools) for _ in range(2))
     assert one.same_state(two)
     _send(one, "a@b.com", "New")
     assert not one.same_state(two)
@@ -179,8 +224,9 @@ def test_load_csv_dir_reports_missing_files_and_columns(tmp_path: Path) -> None:
         load_csv_dir(tmp_path)
 
 
-def test_state_diff_lists_added_removed_and_changed_rows() -> None:
-    base = WorkplaceSandbox()
+@pytest.mark.parametrize("tools", TOOL_SETS)
+def test_state_diff_lists_added_removed_and_changed_rows(tools: str) -> None:
+    base = WorkplaceSandbox(tool_messages=tools)
     task = next(iter(base.state.tasks.rows()))
     after = base.copy()
     after.call(

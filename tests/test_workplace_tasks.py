@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kit.envs.rows import read_jsonl
-from kit.envs.workplace.sandbox import WorkplaceSandbox
+from kit.envs.workplace.sandbox import TOOL_SETS, WorkplaceSandbox
 from kit.envs.workplace.schemas import STATE_CHANGING, TOOLKITS, flat_schemas, toolkit_of
 from kit.envs.workplace.tasks import (
     CATEGORY_PREFIX,
@@ -86,13 +86,16 @@ def test_rows_follow_the_nemo_gym_format(rows: dict[str, list[dict]]) -> None:
         assert category == "multi_domain" or category in row["toolkits"]
 
 
-def test_every_ground_truth_replays_cleanly_and_changes_state(rows: dict[str, list[dict]]) -> None:
-    base = WorkplaceSandbox()
+@pytest.mark.parametrize("tools", TOOL_SETS)
+def test_every_ground_truth_replays_cleanly_and_changes_state(
+    rows: dict[str, list[dict]], tools: str
+) -> None:
+    base = WorkplaceSandbox(tool_messages=tools)
     for row in rows["train"] + rows["validation"]:
         sandbox = base.copy()
         for call in row["ground_truth"]:
             observation = sandbox.call(call["name"], call["arguments"])
-            assert not observation.startswith("Error:"), (_request(row), call, observation)
+            assert not observation.refused, (_request(row), call, observation)
         if any(call["name"] in STATE_CHANGING for call in row["ground_truth"]):
             assert not sandbox.same_state(base), _request(row)
 

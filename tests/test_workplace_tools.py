@@ -1,4 +1,6 @@
-"""Semantics of the workplace tools on a small hand-made state, and the checks every call goes through."""
+"""Semantics of the kit's tool set (``env.tool_messages: kit``) on a small hand-made state, and the checks
+every call goes through. NeMo-Gym's tool set, the default, is tested against NeMo-Gym's own server in
+test_workplace_vs_nemo_gym.py and without it in test_workplace_gym_tools.py."""
 
 from __future__ import annotations
 
@@ -111,7 +113,7 @@ def sandbox() -> WorkplaceSandbox:
         ],
         directory=DIRECTORY,
     )
-    return WorkplaceSandbox(state)
+    return WorkplaceSandbox(state, tool_messages="kit")
 
 
 def _ok(sandbox: WorkplaceSandbox, tool: str, /, **arguments: object) -> str:

@@ -30,10 +30,3 @@ def tool_caller(base_model_dir: str, call_format: str = "kit", steps: int = 8) -
     overrides = [*TASK_OVERRIDES, "sft.num_examples=32"]
     return warmed_up(f"smollm2-tool-caller-{call_format}", base_model_dir, "cpu_demo", overrides, steps,
                      CALL_FORMATS[call_format])  # fmt: skip
-
-
-def counter_caller(base_model_dir: str, steps: int = 8) -> str:
-    """A copy of `base_model_dir` warmed up on rows of NeMo-Gym's counter server (`cpu_nemo_gym`), its
-    demonstrations made on that real server; built once and cached."""
-    overrides = ["sft.num_examples=64"]
-    return warmed_up("smollm2-counter-caller", base_model_dir, "cpu_nemo_gym", overrides, steps)

@@ -98,6 +98,11 @@ class EnvConfig:
     # NeMo-Gym's CSV layout (emails.csv, calendar_events.csv, ...): the databases tasks run against.
     # None: the kit's generated state (what data/workplace's tasks are generated for).
     databases: str | None = None
+    # The workplace tools: "nemo_gym" behaves as NeMo-Gym's workplace server (the model reads its JSON
+    # answer, e.g. {"output":"Task updated successfully."}; same checks, errors, state changes and reward);
+    # "kit" uses the kit's earlier tools: stricter checks whose errors say what is valid, one-line
+    # confirmations, and a reward that matches created rows by content.
+    tool_messages: str = "nemo_gym"
     # Share of the loaded rows turned into ambiguous dialogue variants at load time (NeMo-Gym's three
     # ambiguity types, answered by user_model); 0 keeps the rows as they are. `kit env generate
     # --dialogue-share` writes such rows to files instead.
@@ -257,6 +262,7 @@ _CHOICES = {
     ("env", "name"): ("workplace", "nemo_gym"),
     ("rollout", "agent"): ("kit", "nemo_gym"),
     ("env", "tools_in_prompt"): ("all", "task"),
+    ("env", "tool_messages"): ("nemo_gym", "kit"),  # kit.envs.workplace.sandbox.TOOL_SETS
     ("user_model", "kind"): ("scripted", "endpoint", "served"),
 }
 

@@ -57,9 +57,9 @@ class WorkplaceEnvironment:
 
         self.cfg = cfg
         self.base = (
-            WorkplaceSandbox.from_csv_dir(resolve_path(cfg.databases))
+            WorkplaceSandbox.from_csv_dir(resolve_path(cfg.databases), cfg.tool_messages)
             if cfg.databases
-            else WorkplaceSandbox()
+            else WorkplaceSandbox(tool_messages=cfg.tool_messages)
         )
         self.shaping = {
             name: (lambda task, episode, fn=fn: fn(episode.tool_calls, task.ground_truth))

@@ -95,8 +95,27 @@ def episode_reward(episode: Episode) -> float:
     return episode.reward
 
 
+class Observation(str):
+    """The text of a tool's answer (a ``str``), with ``refused`` set when the tool did not do what it was
+    asked (bad or missing arguments, a record not found, an unknown tool, an error); a refused call
+    leaves the state unchanged."""
+
+    refused: bool
+
+    def __new__(cls, text: str, refused: bool) -> Observation:
+        observation = super().__new__(cls, text)
+        observation.refused = refused
+        return observation
+
+    def __reduce__(self) -> tuple:
+        return Observation, (str(self), self.refused)
+
+
 def is_error_observation(observation: str) -> bool:
-    return observation.startswith("Error")
+    """Whether the tool refused the call: what the observation says (an `Observation`'s `refused`), else
+    whether its text starts with "Error"."""
+    refused = getattr(observation, "refused", None)
+    return observation.startswith("Error") if refused is None else bool(refused)
 
 
 class ToolMessageEncoder:

@@ -30,7 +30,7 @@ from typing import Any
 import requests
 
 from kit.envs.nemo_gym.servers import NeMoGymError
-from kit.rollout.episode import Episode, EpisodeFault
+from kit.rollout.episode import Episode, EpisodeFault, Observation
 
 RESERVED_ENDPOINTS = frozenset({"seed_session", "verify", "aggregate_metrics", "mcp", "reset", "step"})
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -70,21 +70,21 @@ class GymSession:
                 "when the job started it) or env.nemo_gym.url."
             ) from None
 
-    def call(self, name: str, arguments: dict[str, Any] | str) -> str:
-        """The observation of one tool call (see module docstring)."""
+    def call(self, name: str, arguments: dict[str, Any] | str) -> Observation:
+        """The observation of one tool call (see module docstring); `refused` when the server answered
+        with an error status or the call never reached it."""
         if name in RESERVED_ENDPOINTS or not _TOOL_NAME.fullmatch(name):
-            return json.dumps({"error": f"{name!r} is not a tool of this environment"})
+            return _refused(f"{name!r} is not a tool of this environment")
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
             except (ValueError, RecursionError) as error:
-                return json.dumps({"error": f"Invalid tool call arguments: {error!r}"})
+                return _refused(f"Invalid tool call arguments: {error!r}")
         try:
-            return self._post(name, arguments).text
+            answer = self._post(name, arguments)
         except requests.Timeout:
-            return json.dumps(
-                {"error": f"the tool {name!r} did not answer within {self.timeout:g} s ({TIMEOUT_SETTING})"}
-            )
+            return _refused(f"the tool {name!r} did not answer within {self.timeout:g} s ({TIMEOUT_SETTING})")
+        return Observation(answer.text, refused=not answer.ok)
 
     def verify(self, response: dict[str, Any]) -> float:
         """NeMo-Gym's reward for the episode written as `response`; EpisodeFault when it cannot be had."""
@@ -107,6 +107,10 @@ class GymSession:
         if self.on_close is not None:
             self.on_close()
             self.on_close = None
+
+
+def _refused(message: str) -> Observation:
+    return Observation(json.dumps({"error": message}), refused=True)
 
 
 def episode_response(row: dict[str, Any], episode: Episode | None, calls: list[dict[str, Any]] = ()) -> dict:

@@ -2,10 +2,12 @@
 tools, its outcome reward and shaping signals, and a seeded task generator.
 
 Modules: ``state`` (tables), ``generate_state`` (the kit's seeded data), ``schemas`` (tool schemas),
-``tools`` (tool logic), ``sandbox`` (checked tool calls), ``reward``, ``templates`` and ``tasks`` (task
-generation, rows, prompts), ``dialogue_variants`` (ambiguous rows for a clarifying dialogue), ``cli``
-(``kit env`` subcommands). ``generate_state``, ``schemas``, ``tools`` and ``templates`` are packages with a
-module per database (toolkit), each exporting its public names from the package itself.
+``gym`` (NeMo-Gym's tools, written here: the default tool set), ``tools`` (the kit's own tool set,
+``env.tool_messages: kit``), ``sandbox`` (tool calls on one state, with either set), ``observation``
+(what a call answers), ``reward``, ``templates`` and ``tasks`` (task generation, rows, prompts),
+``dialogue_variants`` (ambiguous rows for a clarifying dialogue), ``cli`` (``kit env`` subcommands).
+``generate_state``, ``schemas``, ``tools`` and ``templates`` are packages with a module per database
+(toolkit), each exporting its public names from the package itself; ``gym`` has a module per toolkit too.
 """
 
 from kit.envs.rows import load_rows

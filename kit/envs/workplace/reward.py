@@ -29,17 +29,11 @@ def call_parts(call: Any) -> tuple[Any, Any]:
 
 
 def replay(calls: Sequence[Call], base: WorkplaceSandbox | None = None) -> WorkplaceSandbox:
-    """A fresh copy of ``base`` (default: the kit's state) after running ``calls``.
-
-    Only state-changing tools are run: read-only ones cannot affect the outcome. Refused calls are
-    skipped, as NeMo-Gym does.
-    """
-    sandbox = base.copy() if base is not None else WorkplaceSandbox()
-    for call in calls:
-        name, arguments = call_parts(call)
-        if isinstance(name, str) and name in STATE_CHANGING:
-            sandbox.call(name, arguments)
-    return sandbox
+    """A fresh copy of ``base`` (default: the kit's state) after running ``calls`` as the reward replays
+    them: with NeMo-Gym's tools as its verify does (null arguments kept, failing calls skipped), with the
+    kit's tools their state-changing calls alone, refused ones skipped."""
+    sandbox = base if base is not None else WorkplaceSandbox()
+    return sandbox.replayed(call_parts(call) for call in calls)
 
 
 def ground_truth_problem(
@@ -51,16 +45,17 @@ def ground_truth_problem(
     databases lack), or when it has state-changing calls and yet changes nothing. Scored on such a
     sandbox, a model that does nothing would match the ground truth and get 1.0.
     """
-    sandbox = base.copy() if base is not None else WorkplaceSandbox()
+    base = base if base is not None else WorkplaceSandbox()
+    sandbox = base.copy()
     changing = 0
     for call in ground_truth_calls:
         name, arguments = call_parts(call)
         if isinstance(name, str) and name in STATE_CHANGING:
             changing += 1
             observation = sandbox.call(name, arguments)
-            if observation.startswith("Error"):
+            if observation.refused:
                 return f"ground-truth call {name} fails on these databases ({observation[:160]})"
-    if changing and sandbox.same_state(base if base is not None else WorkplaceSandbox()):
+    if changing and sandbox.same_state(base):
         return "the ground truth changes nothing on these databases"
     return None
 
@@ -70,7 +65,9 @@ def outcome_reward(
 ) -> float:
     """1.0 when replaying the predicted calls leaves the same state as replaying the ground truth, each on
     a fresh copy of ``base``, else 0.0. Strings compare case-insensitively except ``status``,
-    ``list_name`` and ``board``; rows created in a different order still match."""
+    ``list_name`` and ``board``. With NeMo-Gym's tools (the default) the tables must also hold their rows
+    in the same order, as its verify compares them; with the kit's, rows created in another order still
+    match."""
     same = replay(predicted_calls, base).same_state(replay(ground_truth_calls, base))
     return 1.0 if same else 0.0
 

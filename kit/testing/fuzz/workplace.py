@@ -17,7 +17,7 @@ from kit.envs.workplace.state import MUTABLE_TABLES
 from kit.envs.workplace.tasks import generate_tasks, quotas
 from kit.testing.fuzz.verdicts import Crash, Unclear, Wrong
 
-BASE = WorkplaceSandbox()
+BASE = WorkplaceSandbox(tool_messages="kit")  # the kit tool set's promises: errors say what is wrong
 BASE_SNAPSHOT = BASE.snapshot()
 CALLS_PER_EXAMPLE = 10
 

@@ -3,6 +3,10 @@
 A template is a function of a ``random.Random``, the ``World`` it draws from and a ``Plan`` that runs
 and records its ground-truth calls; it returns the request text. ``@template(category, tier)`` files it
 under its cell and ``make_task`` draws a task from a cell.
+
+Templates read with the kit's tools (their answers are the plain JSON templates parse), and every
+state-changing call also runs with NeMo-Gym's: a task is kept only when both tool sets accept all its
+calls and both end in a changed state, so it is valid whichever ``env.tool_messages`` trains on it.
 """
 
 from __future__ import annotations
@@ -45,18 +49,20 @@ class GeneratedTask:
 
 
 class Plan:
-    """Records ground-truth calls while running them on a private sandbox."""
+    """Records ground-truth calls while running them on private sandboxes, one per tool set."""
 
-    def __init__(self, base: WorkplaceSandbox) -> None:
-        self.base = base
-        self.sandbox = base.copy()
+    def __init__(self, world: World) -> None:
+        self.sandbox = world.base.copy()
+        self.gym = world.gym_base.copy()
         self.calls: list[dict[str, str]] = []
         self.toolkits: set[str] = set()
 
     def _run(self, tool: str, arguments: dict[str, Any]) -> str:
         observation = self.sandbox.call(tool, arguments)
-        if observation.startswith("Error:"):
+        if observation.refused:
             raise Skip(observation)
+        if tool in STATE_CHANGING and (refused := self.gym.call(tool, arguments)).refused:
+            raise Skip(f"NeMo-Gym's tool refuses it: {refused}")
         self.calls.append({"name": tool, "arguments": json.dumps(arguments, ensure_ascii=False)})
         return observation
 
@@ -84,7 +90,8 @@ class World:
     """Read-only views of the base state that templates draw from."""
 
     def __init__(self, state: WorkplaceState) -> None:
-        self.base = WorkplaceSandbox(state)
+        self.base = WorkplaceSandbox(state, tool_messages="kit")
+        self.gym_base = WorkplaceSandbox(state, tool_messages="nemo_gym")
         self.emails = list(state.emails.rows())
         self.events = list(state.calendar.rows())
         self.tasks = list(state.tasks.rows())
@@ -111,9 +118,11 @@ def template(category: str, tier: str) -> Callable[[Template], Template]:
 
 def make_task(category: str, tier: str, rng: random.Random, world: World) -> GeneratedTask:
     """One task of the given cell from a randomly chosen template; raises Skip when the draw is unusable."""
-    plan = Plan(world.base)
+    plan = Plan(world)
     request = rng.choice(TEMPLATES[(category, tier)])(rng, world, plan)
-    if any(call["name"] in STATE_CHANGING for call in plan.calls) and plan.sandbox.same_state(world.base):
+    if any(call["name"] in STATE_CHANGING for call in plan.calls) and (
+        plan.sandbox.same_state(world.base) or plan.gym.same_state(world.gym_base)
+    ):
         raise Skip("the calls leave the state as it was")
     toolkits = plan.toolkits | {toolkit_of(call["name"]) for call in plan.calls}
     if category != "multi_domain":

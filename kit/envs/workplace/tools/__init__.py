@@ -1,4 +1,5 @@
-"""The 27 workplace tools, as functions of a ``WorkplaceState`` and already type-checked arguments.
+"""The kit's own tool set (``env.tool_messages: kit``; NeMo-Gym's, the default, is ``gym``): the 27
+workplace tools as functions of a ``WorkplaceState`` and already type-checked arguments.
 
 Each tool validates everything before its single write, and reports a refused call by raising
 ``ToolError`` whose message tells the model what was wrong and what is valid; the sandbox turns that into
