@@ -69,7 +69,7 @@ def dialogue_of(task: Task, prompt: str = "You are a workplace user. END_CONVERS
         "clarification": CLARIFICATION,
     }
     user = {"user_model_system_prompt": prompt, "verifier_metadata": metadata}
-    return Task(task.messages, task.tools, task.ground_truth, dict(task.info), user)
+    return Task(task.messages, task.tools, task.ground_truth, dict(task.info), user, solution=task.solution)
 
 
 def truth_call(task: Task) -> str:
@@ -291,7 +291,11 @@ def test_dialogue_demonstration_asks_first_then_acts(setup):
     messages = demonstration(dialogue_of(task), env)[len(task.messages) :]
     assert messages[0] == {"role": "assistant", "content": CLARIFYING_QUESTION}
     assert messages[1] == {"role": "user", "content": CLARIFICATION}
-    assert messages[2]["content"] == truth_call(task) and messages[3]["role"] == "tool"
+    first = task.solution[0]  # the solution path: a look-up first where the request names no id
+    assert messages[2]["content"] == kit_call_format(first["name"], json.loads(first["arguments"]))
+    assert messages[3]["role"] == "tool"
+    calls = [m["content"] for m in messages if m["role"] == "assistant" and "<tool_call>" in m["content"]]
+    assert len(calls) == len(task.solution) and truth_call(task) in calls
 
 
 def test_report_counts_free_successes_and_how_talks_ended(setup):

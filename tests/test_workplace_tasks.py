@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from kit.envs.workplace.tasks import (
     write_splits,
 )
 from kit.envs.workplace.templates import CATEGORIES, TIERS
+from kit.envs.workplace.templates.families import FAMILIES, NEMO_GYM_FAMILIES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "workplace"
 SPLITS = ("train", "validation")
@@ -100,25 +103,55 @@ def test_every_ground_truth_replays_cleanly_and_changes_state(
             assert not sandbox.same_state(base), _request(row)
 
 
-def test_easy_tasks_are_one_explicit_state_changing_call(rows: dict[str, list[dict]]) -> None:
+def test_requests_name_records_as_people_do_and_ids_arrive_in_tool_results(
+    rows: dict[str, list[dict]],
+) -> None:
+    """No request gives an internal id; replayed on NeMo-Gym's tool set, every id a solution's call uses
+    was in an answer before it (what the SFT demonstrations show), and the solution's writes are the
+    ground truth, which NeMo-Gym's verifier replays."""
+    base = WorkplaceSandbox(tool_messages="nemo_gym")
+    for row in (r for name in SPLITS for r in rows[name]):
+        request = _request(row)
+        assert not re.search(r"\b\d{8}\b", request), request
+        sandbox, answers = base.copy(), []
+        for call in row["solution"]:
+            for key, value in json.loads(call["arguments"]).items():
+                if key.endswith("_id") and key != "visitor_id":
+                    assert any(value in answer for answer in answers), (request, call)
+            answer = sandbox.call(call["name"], call["arguments"])
+            assert not answer.refused, (request, call, answer)
+            answers.append(str(answer))
+        assert [c for c in row["solution"] if c["name"] in STATE_CHANGING] == row["ground_truth"], request
+        assert sandbox.same_state(base.replayed((c["name"], c["arguments"]) for c in row["ground_truth"]))
+
+
+def test_easy_tasks_change_one_record_the_request_names_exactly(rows: dict[str, list[dict]]) -> None:
     for row in (r for name in SPLITS for r in rows[name] if r["tier"] == "easy"):
         (call,) = row["ground_truth"]
-        assert call["name"] in STATE_CHANGING
+        reads = row["solution"][:-1]
+        assert call["name"] in STATE_CHANGING and len(reads) <= 1, _request(row)
         for key, value in json.loads(call["arguments"]).items():
-            if key != "field":  # the field is named in words ("Rename", "due date")
+            if key != "field" and not key.endswith("_id"):  # the field is named in words ("Rename")
                 assert value in _request(row), (key, value, _request(row))
 
 
 def test_harder_tiers_look_things_up_or_act_more_than_once(rows: dict[str, list[dict]]) -> None:
     for row in (r for r in rows["train"] if r["tier"] == "hard"):
-        names = [call["name"] for call in row["ground_truth"]]
-        assert len(names) >= 2 or row["category"].endswith("analytics"), _request(row)
+        assert len(row["solution"]) >= 2 or row["category"].endswith("analytics"), _request(row)
     lookups = [
         r
         for r in rows["train"]
-        if r["tier"] == "medium" and any(c["name"] not in STATE_CHANGING for c in r["ground_truth"])
+        if r["tier"] == "medium" and any(c["name"] not in STATE_CHANGING for c in r["solution"])
     ]
     assert len(lookups) >= 0.8 * sum(r["tier"] == "medium" for r in rows["train"])
+
+
+def test_every_nemo_gym_task_family_has_tasks(rows: dict[str, list[dict]], reference_dir: Path) -> None:
+    """NeMo-Gym's workplace patterns (its public tool_schemas/environment.json) are the kit's families."""
+    published = json.loads((reference_dir / "tool_schemas" / "environment.json").read_text())
+    assert {p["id"] for p in published["common_multi_step_patterns"]} == set(NEMO_GYM_FAMILIES)
+    counts = Counter(r["family"] for name in SPLITS for r in rows[name])
+    assert set(counts) == set(FAMILIES) and min(counts.values()) >= 5, counts
 
 
 def test_quotas_add_up() -> None:
@@ -127,7 +160,7 @@ def test_quotas_add_up() -> None:
 
 
 def test_build_messages_scopes_and_compacts_tools(rows: dict[str, list[dict]]) -> None:
-    row = next(r for r in rows["train"] if r["category"].endswith("_email") and r["tier"] == "medium")
+    row = next(r for r in rows["train"] if set(r["toolkits"]) == {"company_directory", "email"})
     messages, tools = build_messages(row, "task", compact=True)
     assert messages == row["responses_create_params"]["input"]
     names = [tool["function"]["name"] for tool in tools]

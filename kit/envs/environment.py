@@ -99,7 +99,17 @@ class WorkplaceEnvironment:
                 "invalid": problem,
             }
             user = dialogue_fields(row)
-            tasks.append(Task(messages=messages, tools=tools, ground_truth=truth, info=info, user=user))
+            solution = row.get("solution") or truth
+            tasks.append(
+                Task(
+                    messages=messages,
+                    tools=tools,
+                    ground_truth=truth,
+                    info=info,
+                    user=user,
+                    solution=solution,
+                )
+            )
             if limit is not None and len(tasks) >= limit:
                 break
         if skipped:

@@ -35,6 +35,9 @@ class Task:
     user: dict[str, Any] = field(default_factory=dict)
     # The row the task came from, for environments that send it on (NeMo-Gym's seed_session and verify).
     row: dict[str, Any] = field(default_factory=dict)
+    # A solver's calls, in order: the reads that find what the request names, then the writes (the row's
+    # `solution`; without one, the ground truth). The SFT warm-up demonstrates it; the reward never reads it.
+    solution: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_dialogue(self) -> bool:

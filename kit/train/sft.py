@@ -1,9 +1,11 @@
-"""SFT warm-up on demonstrations generated from the tasks' ground truth (TRL's SFTTrainer).
+"""SFT warm-up on demonstrations of the tasks' solution paths (TRL's SFTTrainer).
 
 A small model may never emit a well-formed tool call on its own, and GRPO learns nothing from a
-group whose rewards are all zero. A few SFT steps on demonstrations — the ground-truth calls
-executed in a real sandbox, one call per assistant turn, with the real tool results in between —
-teach the call format; GRPO then improves which calls are made.
+group whose rewards are all zero. A few SFT steps on demonstrations — a task's solution (the searches
+that find what the request names, then the writes; the ground truth where a row has no solution)
+executed in a real sandbox, one call per assistant turn, with the real tool results in between, so that
+ids arrive in tool results and are used in the next call — teach the call format and the look-up; GRPO
+then improves which calls are made.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def kit_call_format(name: str, arguments: dict[str, Any]) -> str:
 def demonstration(
     task: Task, env: TaskEnvironment, call_format: Callable[[str, dict[str, Any]], str] = kit_call_format
 ) -> list[dict[str, Any]]:
-    """The task's conversation with its ground-truth calls made one per turn, results from a fresh sandbox.
+    """The task's conversation with its solution's calls made one per turn, results from a fresh sandbox.
 
     A dialogue task's demonstration first asks the user what the request leaves open and gets the row's
     clarification back (what the scripted user says), then acts."""
@@ -49,7 +51,7 @@ def demonstration(
     if task.is_dialogue:
         messages.append({"role": "assistant", "content": CLARIFYING_QUESTION})
         messages.append({"role": "user", "content": clarification(task)})
-    for call in task.ground_truth:
+    for call in task.solution:
         arguments = call["arguments"]
         if isinstance(arguments, str):
             arguments = json.loads(arguments)

@@ -75,6 +75,7 @@ class NeMoGymEnvironment:
                     messages=input_messages(params),
                     tools=tool_schemas(params),
                     ground_truth=row.get("ground_truth", []),
+                    solution=row.get("solution") or row.get("ground_truth", []),
                     info={"id": row.get("id"), "category": row.get("category"), "tier": row.get("tier")},
                     user=dialogue_fields(row),
                     row=row,

@@ -127,9 +127,13 @@ def show(args: argparse.Namespace) -> int:
     toolkits = row_toolkits(row)
     names = [schema["name"] for schema in flat_schemas(toolkits)]
     print(f"tools ({', '.join(toolkits)}): {', '.join(names)}")
-    print("ground truth:")
-    for call in truth:
-        print(f"  {call.get('name')}({call.get('arguments')})" if isinstance(call, dict) else f"  {call!r}")
+    for title, calls in (("solution", row.get("solution")), ("ground truth", truth)):
+        if calls is None:
+            continue
+        print(f"{title}:")
+        for call in calls:
+            shown = f"{call.get('name')}({call.get('arguments')})" if isinstance(call, dict) else repr(call)
+            print(f"  {shown}")
     base = _base(args.databases) or WorkplaceSandbox()
     print("state change:")
     for line in state_diff(base.state, replay(truth, base).state) or ["(none)"]:

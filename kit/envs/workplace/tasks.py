@@ -78,7 +78,9 @@ def generate_tasks(
 
 
 def task_row(task: GeneratedTask, index: int) -> dict[str, Any]:
-    """A task as a NeMo-Gym row (plus ``tier`` and ``toolkits``)."""
+    """A task as a NeMo-Gym row (its ground truth the state-changing calls, as NeMo-Gym's verifier expects)
+    plus the kit's ``tier``, ``toolkits``, ``family`` and ``solution`` (the solver's path: reads, then
+    writes)."""
     return {
         "id": index,
         "responses_create_params": {
@@ -90,11 +92,13 @@ def task_row(task: GeneratedTask, index: int) -> dict[str, Any]:
             "parallel_tool_calls": False,
             "temperature": 1.0,
         },
-        "ground_truth": [dict(call) for call in task.calls],
+        "ground_truth": [dict(call) for call in task.ground_truth],
         "category": CATEGORY_PREFIX + task.category,
         "environment_name": ENVIRONMENT_NAME,
         "tier": task.tier,
         "toolkits": list(task.toolkits),
+        "family": task.family,
+        "solution": [dict(call) for call in task.calls],
     }
 
 

@@ -29,7 +29,7 @@ def visit_range(rng: random.Random, longest: int = 30) -> tuple[str, str]:
     return f"{start:%Y-%m-%d}", f"{end:%Y-%m-%d}"
 
 
-@template("analytics", "easy")
+@template("analytics", "easy", "single_step")
 def plot_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     low, high = visit_range(rng)
     value, kind = rng.choice(PLOT_VALUES), rng.choice(PLOT_TYPES)
@@ -42,7 +42,7 @@ def plot_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     )
 
 
-@template("analytics", "medium")
+@template("analytics", "medium", "analytics_visitor_deep_dive")
 def plot_since_visitor(rng: random.Random, world: World, plan: Plan) -> str:
     visitor = rng.choice(world.visits)["visitor_id"]
     first_day = min(
@@ -58,7 +58,7 @@ def plot_since_visitor(rng: random.Random, world: World, plan: Plan) -> str:
     )
 
 
-@template("analytics", "medium")
+@template("analytics", "medium", "analytics_query_then_plot")
 def plot_last_days(rng: random.Random, world: World, plan: Plan) -> str:
     days = rng.choice((7, 14, 30))
     value, kind = rng.choice(PLOT_VALUES), rng.choice(PLOT_TYPES)
@@ -72,7 +72,7 @@ def plot_last_days(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Plot {VALUE_WORDS[value]} as a {kind} chart for the last {days} days, including today."
 
 
-@template("analytics", "hard")
+@template("analytics", "hard", "analytics_traffic_comparison")
 def plot_busier_source(rng: random.Random, world: World, plan: Plan) -> str:
     low, high = visit_range(rng, longest=14)
     first, second = rng.sample(TRAFFIC_SOURCES, 2)
@@ -94,7 +94,7 @@ def plot_busier_source(rng: random.Random, world: World, plan: Plan) -> str:
     )
 
 
-@template("analytics", "hard")
+@template("analytics", "hard", "analytics_query_then_plot")
 def plot_by_session_length(rng: random.Random, world: World, plan: Plan) -> str:
     low, high = visit_range(rng, longest=10)
     threshold = rng.choice((15, 20, 25, 30))
@@ -109,4 +109,20 @@ def plot_by_session_length(rng: random.Random, world: World, plan: Plan) -> str:
     return (
         f"If the average session between {low} and {high} lasted more than {threshold} seconds, make a "
         f"histogram of session_duration_seconds for those days; otherwise make a bar chart of user_engaged."
+    )
+
+
+@template("analytics", "hard", "analytics_multi_query")
+def plot_engagement_share(rng: random.Random, world: World, plan: Plan) -> str:
+    low, high = visit_range(rng, longest=14)
+    share = rng.choice((40, 50, 60))
+    visits = plan.read("analytics_total_visits_count", time_min=low, time_max=high)["total_visits"]
+    engaged = plan.read("analytics_engaged_users_count", time_min=low, time_max=high)["engaged_users"]
+    if not visits:
+        raise Skip("no visits")
+    value, kind = ("user_engaged", "bar") if 100 * engaged > share * visits else ("total_visits", "line")
+    plan.act("analytics_create_plot", time_min=low, time_max=high, value_to_plot=value, plot_type=kind)
+    return (
+        f"If more than {share}% of the visits between {low} and {high} were engaged, make a bar plot of "
+        f"user_engaged for that period; otherwise make a line plot of total_visits."
     )

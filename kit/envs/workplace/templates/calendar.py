@@ -1,4 +1,4 @@
-"""Calendar templates: create, cancel, rename and move meetings, by id, by participant or by day."""
+"""Calendar templates: create, cancel, rename and move meetings named by title, participant or day."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ MEETINGS = (
 )
 
 
-@template("calendar", "easy")
+@template("calendar", "easy", "single_step")
 def create_event_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     name, who, minutes = rng.choice(MEETINGS), rng.choice(world.people)[1], rng.choice((30, 60, 90))
     start = stamp(december_weekday(rng), *meeting_slot(rng, minutes))
@@ -50,37 +50,44 @@ def create_event_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Create a calendar event '{name}' with {who} starting {start} for {minutes} minutes."
 
 
-@template("calendar", "easy")
-def delete_event_by_id(rng: random.Random, world: World, plan: Plan) -> str:
-    event_id = rng.choice(world.events)["event_id"]
-    plan.act("calendar_delete_event", event_id=event_id)
-    return rng.choice((f"Delete the calendar event with id {event_id}.", f"Cancel event {event_id}."))
-
-
-@template("calendar", "easy")
-def update_event_by_id(rng: random.Random, world: World, plan: Plan) -> str:
+def _named_meeting(rng: random.Random, world: World, plan: Plan) -> tuple[Row, str]:
+    """A random meeting and how a request names it ("my 'Design sync' with Dana on December 4"), found by
+    searching its name on its day."""
     event = rng.choice(world.events)
-    event_id, field = (
-        event["event_id"],
-        rng.choice(("event_name", "participant_email", "event_start", "duration")),
-    )
+    day = event["event_start"][:10]
+    found = only(_events_on(plan, day, event["event_name"]), "participant_email", event["participant_email"])
+    if len(found) != 1:
+        raise Skip("not a single match")
+    who, when = first_of(event["participant_email"]), spoken_date(date.fromisoformat(day))
+    named = f"my '{event['event_name']}' with {who} on {when}"
+    return event, named
+
+
+@template("calendar", "easy", "calendar_search_delete_batch")
+def cancel_named_meeting(rng: random.Random, world: World, plan: Plan) -> str:
+    event, named = _named_meeting(rng, world, plan)
+    plan.act("calendar_delete_event", event_id=event["event_id"])
+    return rng.choice((f"Cancel {named}.", f"Delete {named} from my calendar."))
+
+
+@template("calendar", "easy", "calendar_get_info_update")
+def change_named_meeting(rng: random.Random, world: World, plan: Plan) -> str:
+    event, named = _named_meeting(rng, world, plan)
+    field = rng.choice(("event_name", "participant_email", "duration"))
     if field == "event_name":
         value = other(rng, MEETINGS, event["event_name"])
-        request = f"Rename event {event_id} to '{value}'."
+        request = f"Rename {named} to '{value}'."
     elif field == "participant_email":
         value = other(rng, [p[1] for p in world.people], event["participant_email"])
-        request = f"Change the participant of event {event_id} to {value}."
-    elif field == "event_start":
-        value = stamp(december_weekday(rng), *meeting_slot(rng, int(event["duration"])))
-        request = f"Move event {event_id} to start at {value}."
+        request = f"Change the participant of {named} to {value}."
     else:
         value = str(other(rng, (30, 45, 60, 90, 120), int(event["duration"])))
-        request = f"Change the duration of event {event_id} to {value} minutes."
-    plan.act("calendar_update_event", event_id=event_id, field=field, new_value=value)
+        request = f"Change the duration of {named} to {value} minutes."
+    plan.act("calendar_update_event", event_id=event["event_id"], field=field, new_value=value)
     return request
 
 
-@template("calendar", "medium")
+@template("calendar", "medium", "calendar_lookup_create")
 def schedule_by_first_name(rng: random.Random, world: World, plan: Plan) -> str:
     first, name, minutes = rng.choice(world.people)[0], rng.choice(MEETINGS), rng.choice((30, 60))
     day, (hour, minute) = december_weekday(rng), meeting_slot(rng, minutes)
@@ -104,7 +111,7 @@ def _events_on(plan: Plan, day: str, query: str = "") -> list[Row]:
     )["results"]
 
 
-@template("calendar", "medium")
+@template("calendar", "medium", "calendar_get_info_update")
 def first_or_last_on_day(rng: random.Random, world: World, plan: Plan) -> str:
     day = rng.choice(world.events)["event_start"][:10]
     found = between(_events_on(plan, day), 2, 5)
@@ -121,25 +128,19 @@ def first_or_last_on_day(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Change the name of the {which} event on {spoken} to '{new_name}'."
 
 
-@template("calendar", "medium")
+@template("calendar", "medium", "calendar_search_update_batch")
 def reschedule_named(rng: random.Random, world: World, plan: Plan) -> str:
-    event = rng.choice(world.events)
-    first, day = first_of(event["participant_email"]), event["event_start"][:10]
-    found = _events_on(plan, day, f"{event['event_name']} {first}")
-    if len(found) != 1:
-        raise Skip("not a single match")
+    event, named = _named_meeting(rng, world, plan)
+    day = date.fromisoformat(event["event_start"][:10])
     hour, minute = meeting_slot(rng, int(event["duration"]))
-    new_start = stamp(date.fromisoformat(day), hour, minute)
+    new_start = stamp(day, hour, minute)
     if new_start == event["event_start"]:
         raise Skip("same time")
     plan.act("calendar_update_event", event_id=event["event_id"], field="event_start", new_value=new_start)
-    return (
-        f"Move my '{event['event_name']}' with {first} on {spoken_date(date.fromisoformat(day))} to "
-        f"{spoken_time(hour, minute)} the same day."
-    )
+    return f"Move {named} to {spoken_time(hour, minute)} the same day."
 
 
-@template("calendar", "hard")
+@template("calendar", "hard", "calendar_search_delete_batch")
 def cancel_all_with_between(rng: random.Random, world: World, plan: Plan) -> str:
     event = rng.choice(world.events)
     first = first_of(event["participant_email"])
@@ -153,7 +154,7 @@ def cancel_all_with_between(rng: random.Random, world: World, plan: Plan) -> str
     return f"Cancel all my meetings with {first} between {low} and {high}."
 
 
-@template("calendar", "hard")
+@template("calendar", "hard", "calendar_search_update_batch")
 def push_back_day(rng: random.Random, world: World, plan: Plan) -> str:
     event = rng.choice(world.events)
     first, day = first_of(event["participant_email"]), event["event_start"][:10]
@@ -170,7 +171,7 @@ def push_back_day(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Push all my meetings with {first} on {day} back by one hour."
 
 
-@template("calendar", "hard")
+@template("calendar", "hard", "calendar_search_delete_batch")
 def cancel_or_schedule(rng: random.Random, world: World, plan: Plan) -> str:
     first, who, _ = rng.choice(world.people)
     first = first.capitalize()

@@ -27,44 +27,43 @@ NEW_CUSTOMERS = (
 )
 
 
-@template("customer_relationship_manager", "easy")
-def update_customer_by_id(rng: random.Random, world: World, plan: Plan) -> str:
-    customer = rng.choice(world.customers)
-    customer_id = customer["customer_id"]
-    field = rng.choice(
-        ("status", "status", "product_interest", "follow_up_by", "customer_phone", "assigned_to_email")
-    )
-    if field == "status":
-        value = other(rng, STATUSES, customer["status"])
-        request = f"Change the status of customer {customer_id} to {value}."
-    elif field == "product_interest":
+@template("customer_relationship_manager", "easy", "crm_search_update_batch")
+def update_named_customer(rng: random.Random, world: World, plan: Plan) -> str:
+    customer = find_customer(rng, world, plan)
+    name = customer["customer_name"]
+    field = rng.choice(("product_interest", "follow_up_by", "customer_phone", "assigned_to_email"))
+    if field == "product_interest":
         value = other(rng, PRODUCTS, customer["product_interest"])
-        request = f"Set the product interest of customer {customer_id} to {value}."
+        request = f"Set the product interest of {name} to {value}."
     elif field == "follow_up_by":
         value = f"{december_weekday(rng):%Y-%m-%d}"
         if customer["follow_up_by"].startswith(value):
             raise Skip("unchanged")
-        request = f"Set the follow-up date of customer {customer_id} to {value}."
+        request = f"Set the follow-up date of {name} to {value}."
     elif field == "customer_phone":
         value = f"{rng.randrange(200, 1000)}-555-{rng.randrange(10000):04d}"
-        request = f"Update the phone number of customer {customer_id} to {value}."
+        request = f"Update the phone number of {name} to {value}."
     else:
         value = other(rng, [p[1] for p in world.sales], customer["assigned_to_email"])
-        request = f"Assign customer {customer_id} to {value}."
+        request = f"Assign {name} to {value} in the CRM."
     plan.act(
-        "customer_relationship_manager_update_customer", customer_id=customer_id, field=field, new_value=value
+        "customer_relationship_manager_update_customer",
+        customer_id=customer["customer_id"],
+        field=field,
+        new_value=value,
     )
     return request
 
 
-@template("customer_relationship_manager", "easy")
-def delete_customer_by_id(rng: random.Random, world: World, plan: Plan) -> str:
-    customer_id = rng.choice(world.customers)["customer_id"]
-    plan.act("customer_relationship_manager_delete_customer", customer_id=customer_id)
-    return rng.choice((f"Delete customer {customer_id} from the CRM.", f"Remove customer {customer_id}."))
+@template("customer_relationship_manager", "easy", "crm_search_delete_batch")
+def remove_named_customer(rng: random.Random, world: World, plan: Plan) -> str:
+    customer = find_customer(rng, world, plan)
+    plan.act("customer_relationship_manager_delete_customer", customer_id=customer["customer_id"])
+    name = customer["customer_name"]
+    return rng.choice((f"Delete {name} from the CRM.", f"Remove the customer {name} from the CRM."))
 
 
-@template("customer_relationship_manager", "easy")
+@template("customer_relationship_manager", "easy", "single_step")
 def add_customer_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     name, status, owner = rng.choice(NEW_CUSTOMERS), rng.choice(STATUSES), rng.choice(world.sales)[1]
     if rng.random() < 0.5:
@@ -86,7 +85,7 @@ def add_customer_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Add {name} to the CRM with status {status}, assigned to {owner}."
 
 
-@template("customer_relationship_manager", "medium")
+@template("customer_relationship_manager", "medium", "crm_lookup_add")
 def add_customer_by_first_name(rng: random.Random, world: World, plan: Plan) -> str:
     name, status, product = rng.choice(NEW_CUSTOMERS), rng.choice(STATUSES), rng.choice(PRODUCTS)
     first = rng.choice(world.sales)[0]
@@ -112,7 +111,7 @@ def find_customer(rng: random.Random, world: World, plan: Plan) -> Row:
     return found[0]
 
 
-@template("customer_relationship_manager", "medium")
+@template("customer_relationship_manager", "medium", "crm_status_update")
 def set_status_by_name(rng: random.Random, world: World, plan: Plan) -> str:
     customer = find_customer(rng, world, plan)
     status = other(rng, STATUSES, customer["status"])
@@ -125,7 +124,7 @@ def set_status_by_name(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Mark {customer['customer_name']} as {status} in the CRM."
 
 
-@template("customer_relationship_manager", "medium")
+@template("customer_relationship_manager", "medium", "crm_search_update_batch")
 def reassign_by_name(rng: random.Random, world: World, plan: Plan) -> str:
     customer = find_customer(rng, world, plan)
     first = first_of(other(rng, [p[1] for p in world.sales], customer["assigned_to_email"]))
@@ -151,7 +150,7 @@ def _portfolio(rng: random.Random, world: World, plan: Plan) -> tuple[str, Row, 
     return first, sample, between(found, 1, 5)
 
 
-@template("customer_relationship_manager", "hard")
+@template("customer_relationship_manager", "hard", "crm_search_update_batch")
 def hand_over_customers(rng: random.Random, world: World, plan: Plan) -> str:
     giver, sample, found = _portfolio(rng, world, plan)
     taker = first_of(other(rng, [p[1] for p in world.sales], sample["assigned_to_email"]))
@@ -169,7 +168,7 @@ def hand_over_customers(rng: random.Random, world: World, plan: Plan) -> str:
     )
 
 
-@template("customer_relationship_manager", "hard")
+@template("customer_relationship_manager", "hard", "crm_search_delete_batch")
 def delete_portfolio(rng: random.Random, world: World, plan: Plan) -> str:
     first, sample, found = _portfolio(rng, world, plan)
     for match in found:
@@ -180,7 +179,7 @@ def delete_portfolio(rng: random.Random, world: World, plan: Plan) -> str:
     )
 
 
-@template("customer_relationship_manager", "hard")
+@template("customer_relationship_manager", "hard", "crm_status_update")
 def lose_stale(rng: random.Random, world: World, plan: Plan) -> str:
     sample = rng.choice(world.customers)
     if sample["status"] == "Lost":

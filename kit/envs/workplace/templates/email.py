@@ -1,4 +1,5 @@
-"""Email templates: send, delete, forward and reply, by id, by sender and subject, or on a condition."""
+"""Email templates: send, delete, forward and reply to emails named by sender, subject or day, or on a
+condition."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ REPLIES = (
 )
 
 
-@template("email", "easy")
+@template("email", "easy", "single_step")
 def send_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     to = rng.choice(world.people)[1] if rng.random() < 0.7 else rng.choice(world.customers)["customer_email"]
     subject, body = rng.choice(SUBJECTS), rng.choice(BODIES)
@@ -72,32 +73,42 @@ def send_explicit(rng: random.Random, world: World, plan: Plan) -> str:
     )
 
 
-@template("email", "easy")
-def delete_email_by_id(rng: random.Random, world: World, plan: Plan) -> str:
-    email_id = rng.choice(world.emails)["email_id"]
-    plan.act("email_delete_email", email_id=email_id)
-    return rng.choice((f"Delete the email with id {email_id}.", f"Delete email {email_id}."))
+def _from_sender(world: World, plan: Plan, rng: random.Random) -> Row:
+    """A random email, found by searching its sender's address and its subject: the newest of them."""
+    sample = rng.choice(world.emails)
+    found = plan.read("email_search_emails", query=f"{sample['sender/recipient']} {sample['subject']}")[
+        "results"
+    ]
+    if not found or found[0]["email_id"] != sample["email_id"]:
+        raise Skip("search does not single out the email")
+    return sample
 
 
-@template("email", "easy")
-def forward_by_id(rng: random.Random, world: World, plan: Plan) -> str:
-    email_id, to = rng.choice(world.emails)["email_id"], rng.choice(world.people)[1]
-    plan.act("email_forward_email", email_id=email_id, recipient=to)
-    return rng.choice(
-        (f"Forward the email with id {email_id} to {to}.", f"Forward email {email_id} to {to}.")
-    )
+@template("email", "easy", "email_search_delete_batch")
+def delete_email_from_address(rng: random.Random, world: World, plan: Plan) -> str:
+    email = _from_sender(world, plan, rng)
+    plan.act("email_delete_email", email_id=email["email_id"])
+    return f"Delete the latest email from {email['sender/recipient']} about '{email['subject']}'."
 
 
-@template("email", "easy")
-def reply_by_id(rng: random.Random, world: World, plan: Plan) -> str:
-    email_id, body = rng.choice(world.emails)["email_id"], rng.choice(REPLIES)
-    plan.act("email_reply_email", email_id=email_id, body=body)
-    return rng.choice(
-        (f"Reply to the email with id {email_id} with '{body}'.", f"Reply '{body}' to email {email_id}.")
-    )
+@template("email", "easy", "email_lookup_forward")
+def forward_email_from_address(rng: random.Random, world: World, plan: Plan) -> str:
+    email, to = _from_sender(world, plan, rng), rng.choice(world.people)[1]
+    if to == email["sender/recipient"]:
+        raise Skip("forward to its own sender")
+    plan.act("email_forward_email", email_id=email["email_id"], recipient=to)
+    return f"Forward the latest email from {email['sender/recipient']} about '{email['subject']}' to {to}."
 
 
-@template("email", "medium")
+@template("email", "easy", "email_search_reply")
+def reply_email_from_address(rng: random.Random, world: World, plan: Plan) -> str:
+    email, body = _from_sender(world, plan, rng), rng.choice(REPLIES)
+    plan.act("email_reply_email", email_id=email["email_id"], body=body)
+    sender, subject = email["sender/recipient"], email["subject"]
+    return f"Reply to the latest email from {sender} about '{subject}' with '{body}'."
+
+
+@template("email", "medium", "email_lookup_send")
 def send_by_first_name(rng: random.Random, world: World, plan: Plan) -> str:
     first = rng.choice(world.people)[0]
     subject, body = rng.choice(SUBJECTS), rng.choice(BODIES)
@@ -119,7 +130,7 @@ def _latest_from(world: World, plan: Plan, rng: random.Random) -> tuple[str, Row
     return first, found[0]
 
 
-@template("email", "medium")
+@template("email", "medium", "email_search_reply")
 def reply_latest_from(rng: random.Random, world: World, plan: Plan) -> str:
     first, email = _latest_from(world, plan, rng)
     body = rng.choice(REPLIES)
@@ -127,14 +138,14 @@ def reply_latest_from(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Reply to {first}'s latest email about '{email['subject']}' with '{body}'."
 
 
-@template("email", "medium")
+@template("email", "medium", "email_search_delete_batch")
 def delete_latest_from(rng: random.Random, world: World, plan: Plan) -> str:
     first, email = _latest_from(world, plan, rng)
     plan.act("email_delete_email", email_id=email["email_id"])
     return f"Delete {first}'s most recent email about '{email['subject']}'."
 
 
-@template("email", "medium")
+@template("email", "medium", "email_lookup_forward")
 def forward_latest_about(rng: random.Random, world: World, plan: Plan) -> str:
     subject = rng.choice(world.emails)["subject"]
     found = plan.read("email_search_emails", query=subject)["results"]
@@ -145,7 +156,7 @@ def forward_latest_about(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Forward the most recent email about '{subject}' to {first.capitalize()}."
 
 
-@template("email", "hard")
+@template("email", "hard", "email_search_delete_batch")
 def delete_all_from_about(rng: random.Random, world: World, plan: Plan) -> str:
     sample = rng.choice(world.emails)
     first, subject = first_of(sample["sender/recipient"]), sample["subject"]
@@ -157,7 +168,7 @@ def delete_all_from_about(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Delete all emails from {first} about '{subject}'."
 
 
-@template("email", "hard")
+@template("email", "hard", "email_search_reply")
 def reply_to_all_on_day(rng: random.Random, world: World, plan: Plan) -> str:
     sample = rng.choice(world.emails)
     first, day = first_of(sample["sender/recipient"]), sample["sent_datetime"][:10]
@@ -168,7 +179,25 @@ def reply_to_all_on_day(rng: random.Random, world: World, plan: Plan) -> str:
     return f"Reply '{body}' to every email {first} sent me on {day}."
 
 
-@template("email", "hard")
+@template("email", "medium", "email_get_info_then_act")
+def forward_to_sender_of(rng: random.Random, world: World, plan: Plan) -> str:
+    first, about = _latest_from(world, plan, rng)
+    subject = rng.choice(world.emails)["subject"]
+    found = plan.read("email_search_emails", query=subject)["results"]
+    if (
+        not found
+        or found[0]["subject"] != subject
+        or found[0]["sender/recipient"] == about["sender/recipient"]
+    ):
+        raise Skip("newest match has another subject, or is the sender's own")
+    plan.act("email_forward_email", email_id=found[0]["email_id"], recipient=about["sender/recipient"])
+    return (
+        f"Forward the most recent email about '{subject}' to whoever sent me the latest email about "
+        f"'{about['subject']}'."
+    )
+
+
+@template("email", "hard", "email_search_reply")
 def reply_or_send(rng: random.Random, world: World, plan: Plan) -> str:
     sample = rng.choice(world.emails)
     first = first_of(sample["sender/recipient"])

@@ -1,18 +1,22 @@
 """The template registry and what a template works with.
 
 A template is a function of a ``random.Random``, the ``World`` it draws from and a ``Plan`` that runs
-and records its ground-truth calls; it returns the request text. ``@template(category, tier)`` files it
-under its cell and ``make_task`` draws a task from a cell.
+and records its calls; it returns the request text. ``@template(category, tier, family)`` files it under
+its cell and the task family it stands for (``families``), and ``make_task`` draws a task from a cell.
 
-Templates read with the kit's tools (their answers are the plain JSON templates parse), and every
-state-changing call also runs with NeMo-Gym's: a task is kept only when both tool sets accept all its
-calls and both end in a changed state, so it is valid whichever ``env.tool_messages`` trains on it.
+A task's calls are a solver's path: the searches and reads that find what the request names, then the
+writes. The writes alone are its ground truth (what NeMo-Gym's verifier replays); the whole path is its
+solution, which the SFT warm-up demonstrates. Templates read with the kit's tools (their answers are the
+plain JSON templates parse), and every call also runs with NeMo-Gym's, whose answers are what a solver
+sees: a task is kept only when both tool sets accept its calls, both end in a changed state, and every id
+a call uses was in the request or in an answer before it (no demonstration shows an id from nowhere).
 """
 
 from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +25,7 @@ from kit.envs.workplace.generate_state import EMPLOYEES, address
 from kit.envs.workplace.sandbox import WorkplaceSandbox
 from kit.envs.workplace.schemas import STATE_CHANGING, toolkit_of
 from kit.envs.workplace.state import WorkplaceState
+from kit.envs.workplace.templates.families import FAMILIES
 
 CATEGORIES = (
     "email",
@@ -37,33 +42,47 @@ class Skip(Exception):
     """The random choices do not make a good task for this state; try other ones."""
 
 
+ID_ARGUMENTS = ("email_id", "event_id", "task_id", "customer_id", "visitor_id")
+"""Arguments holding a record's id, which a solver must have seen before using."""
+
+
 @dataclass(frozen=True)
 class GeneratedTask:
-    """A generated task: request text, ground-truth calls and the toolkits they need."""
+    """A generated task: request text, the solver's calls (reads and writes, in order), the toolkits they
+    need and the task family."""
 
     category: str
     tier: str
     request: str
     calls: tuple[dict[str, str], ...]
     toolkits: tuple[str, ...]
+    family: str
+
+    @property
+    def ground_truth(self) -> tuple[dict[str, str], ...]:
+        """The state-changing calls: what NeMo-Gym's verifier replays."""
+        return tuple(call for call in self.calls if call["name"] in STATE_CHANGING)
 
 
 class Plan:
-    """Records ground-truth calls while running them on private sandboxes, one per tool set."""
+    """Records a solver's calls while running them on private sandboxes, one per tool set, keeping what
+    NeMo-Gym's tools answered to each (``shown``)."""
 
     def __init__(self, world: World) -> None:
         self.sandbox = world.base.copy()
         self.gym = world.gym_base.copy()
         self.calls: list[dict[str, str]] = []
+        self.shown: list[str] = []
         self.toolkits: set[str] = set()
 
     def _run(self, tool: str, arguments: dict[str, Any]) -> str:
         observation = self.sandbox.call(tool, arguments)
         if observation.refused:
             raise Skip(observation)
-        if tool in STATE_CHANGING and (refused := self.gym.call(tool, arguments)).refused:
-            raise Skip(f"NeMo-Gym's tool refuses it: {refused}")
+        if (shown := self.gym.call(tool, arguments)).refused:
+            raise Skip(f"NeMo-Gym's tool refuses it: {shown}")
         self.calls.append({"name": tool, "arguments": json.dumps(arguments, ensure_ascii=False)})
+        self.shown.append(str(shown))
         return observation
 
     def read(self, tool: str, /, **arguments: Any) -> Any:
@@ -95,6 +114,9 @@ class World:
         self.emails = list(state.emails.rows())
         self.events = list(state.calendar.rows())
         self.tasks = list(state.tasks.rows())
+        named = Counter((task["task_name"], task["due_date"]) for task in self.tasks)
+        # Tasks a request can name by their name and due date (a name alone recurs across people and boards).
+        self.named_tasks = [task for task in self.tasks if named[task["task_name"], task["due_date"]] == 1]
         self.customers = list(state.customers.rows())
         self.visits = list(state.analytics)
         self.people = [(first, address(first, last), team) for first, last, team in EMPLOYEES]
@@ -106,20 +128,36 @@ Template = Callable[[random.Random, World, Plan], str]
 TEMPLATES: dict[tuple[str, str], list[Template]] = {}
 
 
-def template(category: str, tier: str) -> Callable[[Template], Template]:
-    """Decorator filing a template under the (category, tier) cell, after those filed before."""
+def template(category: str, tier: str, family: str) -> Callable[[Template], Template]:
+    """Decorator filing a template under the (category, tier) cell, after those filed before, as one of
+    `family` (a key of ``families.FAMILIES``)."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown task family {family!r}; known: {', '.join(FAMILIES)}")
 
     def register(fn: Template) -> Template:
+        fn.family = family  # type: ignore[attr-defined]
         TEMPLATES.setdefault((category, tier), []).append(fn)
         return fn
 
     return register
 
 
+def unseen_id(request: str, calls: list[dict[str, str]], shown: list[str]) -> str | None:
+    """The first id a call uses that neither the request nor an answer before that call showed."""
+    for position, call in enumerate(calls):
+        arguments = json.loads(call["arguments"])
+        for key in ID_ARGUMENTS:
+            value = arguments.get(key)
+            if value and value not in request and not any(value in answer for answer in shown[:position]):
+                return f"{call['name']} uses {key} {value}"
+    return None
+
+
 def make_task(category: str, tier: str, rng: random.Random, world: World) -> GeneratedTask:
     """One task of the given cell from a randomly chosen template; raises Skip when the draw is unusable."""
     plan = Plan(world)
-    request = rng.choice(TEMPLATES[(category, tier)])(rng, world, plan)
+    chosen = rng.choice(TEMPLATES[(category, tier)])
+    request = chosen(rng, world, plan)
     if any(call["name"] in STATE_CHANGING for call in plan.calls) and (
         plan.sandbox.same_state(world.base) or plan.gym.same_state(world.gym_base)
     ):
@@ -129,10 +167,13 @@ def make_task(category: str, tier: str, rng: random.Random, world: World) -> Gen
         toolkits.add(category)
     if request.endswith(("!'.", ".'.", "?'.")):
         request = request[:-1]  # the quoted text already ends the sentence
+    if (unseen := unseen_id(request, plan.calls, plan.shown)) is not None:
+        raise Skip(f"a solver could not know the id: {unseen}")
     return GeneratedTask(
         category,
         tier,
         request,
         tuple(plan.calls),
         tuple(t for t in ("company_directory", *CATEGORIES) if t in toolkits),
+        chosen.family,
     )
