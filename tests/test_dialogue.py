@@ -22,9 +22,10 @@ from kit.generation.base import Completion
 from kit.rollout.episode import Task, episode_reward
 from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser, ScriptedUser, clarification, judge_reply
+from kit.tool_parsers import ToolCall, load_parser
 from kit.train.evaluate import evaluate_with_generator, free_successes, summarize
 from kit.train.models import load_tokenizer
-from kit.train.sft import CLARIFYING_QUESTION, demonstration, kit_call_format
+from kit.train.sft import CLARIFYING_QUESTION, demonstration
 
 CLARIFICATION = "I mean task 00000012, the one about the dashboard."
 QUESTION = "Which task do you mean?"
@@ -72,9 +73,15 @@ def dialogue_of(task: Task, prompt: str = "You are a workplace user. END_CONVERS
     return Task(task.messages, task.tools, task.ground_truth, dict(task.info), user, solution=task.solution)
 
 
+KIT_PARSER = load_parser("kit")
+
+
+def kit_call_text(call: dict) -> str:
+    return KIT_PARSER.format_tool_calls([ToolCall(call["name"], json.loads(call["arguments"]))])
+
+
 def truth_call(task: Task) -> str:
-    call = task.ground_truth[0]
-    return kit_call_format(call["name"], json.loads(call["arguments"]))
+    return kit_call_text(task.ground_truth[0])
 
 
 def test_scripted_dialogue_masks_the_user_reply_and_ends_on_the_stop(setup):
@@ -288,11 +295,11 @@ def test_scripted_user_reveals_the_clarification_then_the_intent(setup):
 
 def test_dialogue_demonstration_asks_first_then_acts(setup):
     _, env, _, task = setup
-    messages = demonstration(dialogue_of(task), env)[len(task.messages) :]
+    messages = demonstration(dialogue_of(task), env, KIT_PARSER)[len(task.messages) :]
     assert messages[0] == {"role": "assistant", "content": CLARIFYING_QUESTION}
     assert messages[1] == {"role": "user", "content": CLARIFICATION}
     first = task.solution[0]  # the solution path: a look-up first where the request names no id
-    assert messages[2]["content"] == kit_call_format(first["name"], json.loads(first["arguments"]))
+    assert messages[2]["content"] == kit_call_text(first)
     assert messages[3]["role"] == "tool"
     calls = [m["content"] for m in messages if m["role"] == "assistant" and "<tool_call>" in m["content"]]
     assert len(calls) == len(task.solution) and truth_call(task) in calls

@@ -10,13 +10,37 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
+from kit.tool_parsers import load_parser
 from kit.train.analysis import classify_episode
 from kit.train.evaluate import evaluate_model, summarize, wilson_interval
 from kit.train.models import load_policy, load_tokenizer
 from kit.train.run_folder import RunFolder
-from kit.train.sft import demonstration, tokenize_demonstration
+from kit.train.sft import (
+    check_demonstration_format,
+    demonstration,
+    solution_calls,
+    tokenize_demonstration,
+)
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
+NEMOTRON = PROJECT_ROOT / "kit" / "tool_parsers" / "plugins" / "nemotron_toolcall.py"
+# A user's plugin with no format_tool_calls: it reads the <tool_call> blocks the kit's chat template renders
+# from a message's tool_calls, or, written for another template, fails the warm-up's read-back check.
+TAG_READER = """
+import json, re
+from vllm.entrypoints.generate.base.protocol import ExtractedToolCallInformation, FunctionCall, ToolCall
+from vllm.tool_parsers import ToolParser, ToolParserManager
+
+@ToolParserManager.register_module("{name}")
+class TagReader(ToolParser):
+    def extract_tool_calls(self, model_output, request):
+        calls = [json.loads(m) for m in re.findall(r"{open}\\s*(\\{{.*?\\}})\\s*{close}", model_output, re.S)]
+        if not calls:
+            return ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
+        found = [FunctionCall(name=c["name"], arguments=json.dumps(c["arguments"])) for c in calls]
+        return ExtractedToolCallInformation(
+            tools_called=True, content=None, tool_calls=[ToolCall(function=f) for f in found])
+"""
 
 # ---------------------------------------------------------------- intervals and summaries
 
@@ -52,7 +76,7 @@ def test_demonstrations_train_only_on_what_the_assistant_wrote(demo_model_dir):
     tokenizer = load_tokenizer(cfg.model, demo_model_dir)
     env = make_environment(cfg.env)
     task = next(t for t in env.load_tasks(cfg.env.train_file, limit=20) if t.ground_truth)
-    messages = demonstration(task, env)
+    messages = demonstration(task, env, load_parser("kit"))
     row = tokenize_demonstration(tokenizer, messages, task.tools)
     trained = tokenizer.decode(
         [t for t, m in zip(row["input_ids"], row["assistant_masks"], strict=True) if m]
@@ -61,6 +85,53 @@ def test_demonstrations_train_only_on_what_the_assistant_wrote(demo_model_dir):
     tool_results = [m["content"] for m in messages if m["role"] == "tool"]
     assert tool_results and all(result[:40] not in trained for result in tool_results)
     assert task.messages[-1]["content"][:40] not in trained  # the user's request is not
+
+
+def trained_spans(row: dict) -> list[list[int]]:
+    """The runs of token ids the SFT loss covers (one per assistant turn)."""
+    spans, current = [], []
+    for token, trained in zip(row["input_ids"], row["assistant_masks"], strict=True):
+        if trained:
+            current.append(token)
+        elif current:
+            spans, current = [*spans, current], []
+    return spans + ([current] if current else [])
+
+
+@pytest.mark.parametrize(
+    ("name", "plugin"),
+    [("kit", None), ("hermes", None), ("json", None), ("nemotron_toolcall", NEMOTRON),
+     ("bracket_call", PLUGIN), ("tag_reader", "template")],
+)  # fmt: skip
+def test_warm_up_demonstrations_parse_back_into_their_calls(demo_model_dir, tmp_path, name, plugin):
+    """What the SFT loss trains on, decoded turn by turn and read by the rollout's own parser, is the
+    solution's calls, in order: the warm-up teaches the format the rollout parses."""
+    if plugin == "template":  # no format_tool_calls: the chat template renders the calls
+        plugin = tmp_path / "tag_reader.py"
+        plugin.write_text(TAG_READER.format(name=name, open="<tool_call>", close="</tool_call>"))
+    cfg = load_config("cpu_demo")
+    tokenizer = load_tokenizer(cfg.model, demo_model_dir)
+    env = make_environment(cfg.env)
+    parser = load_parser(name, plugin, tokenizer)
+    tasks = [t for t in env.load_tasks(cfg.env.train_file, limit=60) if len(t.solution) >= 2][:4]
+    assert tasks
+    for task in tasks:
+        check_demonstration_format(tokenizer, parser, task, env)
+        row = tokenize_demonstration(tokenizer, demonstration(task, env, parser), task.tools)
+        read = [parser.parse(tokenizer.decode(span), task.tools) for span in trained_spans(row)]
+        assert [call for result in read for call in result.tool_calls] == solution_calls(task)
+        assert not any(result.error for result in read)
+
+
+def test_warm_up_refuses_a_format_its_parser_cannot_read(demo_model_dir, tmp_path):
+    plugin = tmp_path / "call_tags_reader.py"
+    plugin.write_text(TAG_READER.format(name="call_tags", open="<call>", close="</call>"))
+    cfg = load_config("cpu_demo")
+    tokenizer = load_tokenizer(cfg.model, demo_model_dir)
+    env = make_environment(cfg.env)
+    task = next(t for t in env.load_tasks(cfg.env.train_file, limit=20) if t.solution)
+    with pytest.raises(ValueError, match="call_tags.*does not read back.*format_tool_calls"):
+        check_demonstration_format(tokenizer, load_parser("call_tags", plugin, tokenizer), task, env)
 
 
 @pytest.mark.slow

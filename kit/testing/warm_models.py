@@ -8,15 +8,13 @@ way, and it needs over 100 steps to learn the format.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
 from kit.train.models import cache_dir, load_policy, load_tokenizer
 from kit.train.run_folder import RunFolder
-from kit.train.sft import kit_call_format, sft_warmup
+from kit.train.sft import sft_warmup
 
 
 def warmed_up(
@@ -25,10 +23,9 @@ def warmed_up(
     recipe: str,
     overrides: list[str],
     steps: int = 8,
-    call_format: Callable[[str, dict[str, Any]], str] = kit_call_format,
 ) -> str:
     """The cached model `name`: `base_model_dir` after `steps` SFT steps (batch 8) on demonstrations of
-    `recipe`'s training tasks (with `overrides`), calls written in `call_format`."""
+    `recipe`'s training tasks (with `overrides`), calls written in the format of the recipe's tool parser."""
     target = cache_dir() / "models" / name
     if (target / "config.json").is_file():
         return str(target)
@@ -46,9 +43,7 @@ def warmed_up(
     env = make_environment(cfg.env, run.path / "nemo_gym")
     try:
         tasks = env.load_tasks(cfg.env.train_file, limit=64)
-        model = sft_warmup(
-            cfg, load_policy(cfg.model, base_model_dir), tokenizer, env, tasks, run, call_format
-        )
+        model = sft_warmup(cfg, load_policy(cfg.model, base_model_dir), tokenizer, env, tasks, run)
     finally:
         env.close()
     partial = Path(str(target) + ".partial")

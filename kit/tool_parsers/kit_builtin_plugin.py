@@ -12,10 +12,11 @@ Registered names:
 * ``json``: bare JSON calls ``{"name": ..., "arguments": {...}}`` (or ``"parameters"``), or a JSON list of
   them, anywhere in the text.
 
-Arguments may be a JSON object or a string holding one. The trainer loads this same file (through vLLM when
-it is installed, otherwise through the kit's stand-in for the vLLM names imported below) and ``kit serve``
-passes it to ``vllm serve --tool-parser-plugin``, so rollouts and the served endpoint parse alike. Keep it
-self-contained: the standard library and these vLLM names only.
+Arguments may be a JSON object or a string holding one. Each parser also has ``format_tool_calls``, the
+inverse of ``extract_tool_calls``: the SFT warm-up writes its demonstrations with it. The trainer loads this
+same file (through vLLM when it is installed, otherwise through the kit's stand-in for the vLLM names imported
+below) and ``kit serve`` passes it to ``vllm serve --tool-parser-plugin``, so rollouts and the served endpoint
+parse alike. Keep it self-contained: the standard library and these vLLM names only.
 
 Content is the text outside the calls as written, or None when that is blank. When the output holds a call
 that cannot be parsed, a parser returns no calls and the whole output as content, as vLLM's own parsers do,
@@ -200,6 +201,11 @@ class _KitToolParser(ToolParser):
     def _split(self, text: str) -> tuple[list[ToolCall], str]:
         raise NotImplementedError
 
+    @staticmethod
+    def format_tool_calls(calls: list[dict]) -> str:
+        """``calls`` (``{"name", "arguments"}`` each) as this parser reads them: the SFT warm-up's text."""
+        return "".join(f"{_OPEN}\n{json.dumps(call, ensure_ascii=False)}\n{_CLOSE}" for call in calls)
+
     def _stream_step(self, text: str, pos: int) -> _Step:
         raise NotImplementedError
 
@@ -325,6 +331,10 @@ class HermesToolParser(_TaggedToolParser):
 @ToolParserManager.register_module("json")
 class JsonToolParser(_KitToolParser):
     tool_call_format = '{"name": ..., "arguments": {...}}'
+
+    @staticmethod
+    def format_tool_calls(calls: list[dict]) -> str:
+        return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
 
     def _split(self, text: str) -> tuple[list[ToolCall], str]:
         return _split_bare_json(text)

@@ -97,6 +97,15 @@ class ToolCallParser:
             return ParseResult(content=_non_blank(text))
         return ParseResult(tool_calls=calls, content=_non_blank(content))
 
+    def format_tool_calls(self, calls: list[ToolCall]) -> str | None:
+        """``calls`` written as this parser reads them, from the parser's optional ``format_tool_calls``
+        (the inverse of ``extract_tool_calls``); None when it has none, and the chat template then renders
+        the calls from the message's ``tool_calls``."""
+        parser = self._parser_cls(self.tokenizer, None)
+        if not callable(getattr(parser, "format_tool_calls", None)):
+            return None
+        return parser.format_tool_calls([{"name": c.name, "arguments": c.arguments} for c in calls])
+
     def _failure(self, kind: str, reason: str, text: str) -> ParseResult:
         self.error_counts[kind] += 1
         if len(reason) > _MAX_REASON_CHARS:

@@ -194,7 +194,8 @@ class TrainingJob:
         return self.served_generator() or TransformersGenerator.for_model(self.model, self.tokenizer)
 
     def sft(self) -> None:
-        """The SFT warm-up on demonstrations from the ground truth (`sft` section)."""
+        """The SFT warm-up (`sft` section): demonstrations of the tasks' solutions, written in the rollout
+        parser's format."""
         from kit.train.sft import sft_warmup
 
         if self._skipped_on_resume("sft"):

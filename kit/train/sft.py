@@ -6,19 +6,25 @@ that find what the request names, then the writes; the ground truth where a row 
 executed in a real sandbox, one call per assistant turn, with the real tool results in between, so that
 ids arrive in tool results and are used in the next call — teach the call format and the look-up; GRPO
 then improves which calls are made.
+
+Calls are written in the recipe's own format: the text of the rollout's tool parser
+(`rollout.tool_parser`, a plugin's `format_tool_calls`), or, for a parser without one, the message's
+`tool_calls` as the chat template renders them. Before training, one demonstration is rendered and read
+back through that parser: a warm-up that would teach a format the rollout cannot parse stops there.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+import os
 from typing import Any
 
 from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment
 from kit.rollout.episode import Task
 from kit.rollout.user_simulators import clarification
+from kit.tool_parsers import ToolCall, ToolCallParser, load_parser
 from kit.train.lora import is_peft_model, peft_config
 from kit.train.models import mixed_precision_args
 from kit.train.run_folder import RunFolder
@@ -33,15 +39,25 @@ CLARIFYING_QUESTION = (
 )
 
 
-def kit_call_format(name: str, arguments: dict[str, Any]) -> str:
-    """A tool call as the kit's chat template writes it (the `kit` parser's format)."""
-    call = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-    return f"<tool_call>\n{call}\n</tool_call>"
+def call_message(parser: ToolCallParser, call: ToolCall) -> dict[str, Any]:
+    """The assistant message that makes `call`: the parser's own text where it can write calls, else the
+    call in `tool_calls`, for the chat template to render."""
+    text = parser.format_tool_calls([call])
+    if text is not None:
+        return {"role": "assistant", "content": text}
+    function = {"name": call.name, "arguments": call.arguments}
+    return {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": function}]}
 
 
-def demonstration(
-    task: Task, env: TaskEnvironment, call_format: Callable[[str, dict[str, Any]], str] = kit_call_format
-) -> list[dict[str, Any]]:
+def solution_calls(task: Task) -> list[ToolCall]:
+    """The task's solution path (its ground truth where the row has none) as decoded calls."""
+    return [
+        ToolCall(call["name"], json.loads(args) if isinstance(args := call["arguments"], str) else args)
+        for call in task.solution
+    ]
+
+
+def demonstration(task: Task, env: TaskEnvironment, parser: ToolCallParser) -> list[dict[str, Any]]:
     """The task's conversation with its solution's calls made one per turn, results from a fresh sandbox.
 
     A dialogue task's demonstration first asks the user what the request leaves open and gets the row's
@@ -51,15 +67,34 @@ def demonstration(
     if task.is_dialogue:
         messages.append({"role": "assistant", "content": CLARIFYING_QUESTION})
         messages.append({"role": "user", "content": clarification(task)})
-    for call in task.solution:
-        arguments = call["arguments"]
-        if isinstance(arguments, str):
-            arguments = json.loads(arguments)
-        messages.append({"role": "assistant", "content": call_format(call["name"], arguments)})
-        messages.append({"role": "tool", "content": sandbox.call(call["name"], arguments)})
+    for call in solution_calls(task):
+        messages.append(call_message(parser, call))
+        messages.append({"role": "tool", "content": sandbox.call(call.name, call.arguments)})
     sandbox.close()
     messages.append({"role": "assistant", "content": FINAL_ANSWER if task.ground_truth else NO_ACTION_ANSWER})
     return messages
+
+
+def check_demonstration_format(tokenizer, parser: ToolCallParser, task: Task, env: TaskEnvironment) -> None:
+    """Render `task`'s demonstration up to its first call, read the call's text back through `parser`,
+    and raise ValueError, naming the fix, when the parser does not find the call the warm-up teaches."""
+    messages = demonstration(task, env, parser)
+    first = next(i for i, m in enumerate(messages) if m["role"] == "tool") - 1
+    render = dict(tools=task.tools or None, tokenize=False)
+    before = tokenizer.apply_chat_template(messages[:first], add_generation_prompt=True, **render)
+    through = tokenizer.apply_chat_template(messages[: first + 1], **render)
+    written = through[len(os.path.commonprefix([before, through])) :]
+    expected = solution_calls(task)[0]
+    found = parser.parse(written, task.tools).tool_calls
+    if found[:1] != [expected]:
+        how = "its format_tool_calls" if "tool_calls" not in messages[first] else "the chat template"
+        raise ValueError(
+            f"The SFT warm-up would teach calls that rollout.tool_parser={parser.name!r} does not read back: "
+            f"{how} writes {written!r:.240}, which the parser reads as {found or 'no call'}, not {expected}. "
+            "Give the parser's plugin a format_tool_calls(calls) -> str, the inverse of its "
+            "extract_tool_calls (docs/tool-parsers.md), or name a parser that reads what the chat template "
+            "(model.chat_template) writes."
+        )
 
 
 def tokenize_demonstration(
@@ -86,9 +121,9 @@ def sft_warmup(
     env: TaskEnvironment,
     tasks: list[Task],
     run: RunFolder,
-    call_format: Callable[[str, dict[str, Any]], str] = kit_call_format,
 ):
-    """Fine-tune `model` on demonstrations of the configured tiers; returns the trained model."""
+    """Fine-tune `model` on demonstrations of the configured tiers, calls written as the recipe's tool
+    parser reads them; returns the trained model."""
     from datasets import Dataset
     from trl import SFTTrainer
 
@@ -98,7 +133,10 @@ def sft_warmup(
             f"sft.tiers={cfg.sft.tiers} selects no training task; tiers present: "
             f"{sorted({t.info.get('tier') for t in tasks})}."
         )
-    rows = [tokenize_demonstration(tokenizer, demonstration(t, env, call_format), t.tools) for t in chosen]
+    parser = load_parser(cfg.rollout.tool_parser, cfg.rollout.tool_parser_plugin, tokenizer=tokenizer)
+    if acting := [t for t in chosen if t.solution]:
+        check_demonstration_format(tokenizer, parser, acting[0], env)
+    rows = [tokenize_demonstration(tokenizer, demonstration(t, env, parser), t.tools) for t in chosen]
     args = cfg.sft.args.build(
         {"seed": cfg.run.seed, **mixed_precision_args()}, output_dir=str(run.path / "sft")
     )

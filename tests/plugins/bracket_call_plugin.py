@@ -13,6 +13,10 @@ CALL = re.compile(r"\[\[call\s+([\w.-]+)\s+(\{.*?\})\]\]", re.DOTALL)
 class BracketCallParser(ToolParser):
     tool_call_format = '[[call NAME {"arg": ...}]]'
 
+    @staticmethod
+    def format_tool_calls(calls):
+        return "".join(f"[[call {call['name']} {json.dumps(call['arguments'])}]]" for call in calls)
+
     def extract_tool_calls(self, model_output, request):
         calls = [
             ToolCall(

@@ -45,6 +45,12 @@ class NemotronToolCallParser(ToolParser):
     tool_call_format = '<TOOLCALL>[{"name": ..., "arguments": {...}}]</TOOLCALL>'
     tool_call_error = None
 
+    @staticmethod
+    def format_tool_calls(calls: list[dict]) -> str:
+        """Optional, for gym-grpo-kit's SFT warm-up: ``calls`` ({"name", "arguments"} each) written as the
+        model writes them, the inverse of ``extract_tool_calls``. vLLM ignores it."""
+        return f"<TOOLCALL>{json.dumps(calls, ensure_ascii=False)}</TOOLCALL>"
+
     def extract_tool_calls(
         self, model_output: str, request: ChatCompletionRequest
     ) -> ExtractedToolCallInformation:
