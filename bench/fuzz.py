@@ -127,8 +127,8 @@ def fuzz_configs(configs: int) -> Tally:
 
 def fuzz_server(requests: int) -> Tally:
     from kit.config.tree import DEMO_MODEL
+    from kit.models import resolve_model
     from kit.testing.fuzz import server as fuzz
-    from kit.train.models import resolve_model
 
     tally = Tally("kit serve requests (vLLM CPU, API key set)", limit_s=fuzz.TIMEOUT)
     with (

@@ -134,8 +134,8 @@ def sft_model(target: Path, examples: int, extra: list[str]) -> str:
     """The demo model after an SFT warm-up on easy and medium demonstrations, saved to `target`."""
     from kit.config.tree import DEMO_MODEL, load_config
     from kit.envs.environment import make_environment
-    from kit.train.models import load_policy, load_tokenizer, resolve_model
-    from kit.train.run_folder import RunFolder
+    from kit.models import load_policy, load_tokenizer, resolve_model
+    from kit.run_folder import RunFolder
     from kit.train.sft import sft_warmup
 
     cfg = load_config(
@@ -166,12 +166,12 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
     from trl import GRPOTrainer
 
     from kit.envs.environment import make_environment
+    from kit.episode import ToolMessageEncoder
     from kit.generation.setup import resolve_generation
-    from kit.rollout.episode import ToolMessageEncoder
+    from kit.models import load_policy, load_tokenizer
+    from kit.run_folder import RunFolder
     from kit.tool_parsers import load_parser
     from kit.train.grpo_trainer import build_trainer, grpo_args
-    from kit.train.models import load_policy, load_tokenizer
-    from kit.train.run_folder import RunFolder
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = _config(model_dir, steps, tmp, [*VARIANT_OVERRIDES[variant], *extra])

@@ -25,14 +25,14 @@ from pathlib import Path
 from kit.config.tree import DEMO_MODEL, load_config
 from kit.envs.environment import make_environment
 from kit.generation.base import Sampling
+from kit.generation.vllm_process import VLLMServer
 from kit.generation.vllm_server import VLLMServerGenerator, connect_to_server
+from kit.models import load_tokenizer, resolve_model
 from kit.net import free_port
 from kit.paths import PROJECT_ROOT
 from kit.rollout.loop import Rollouts
-from kit.serve.server import VLLMServer
 from kit.testing.gym_rows import NEMO_GYM_DATABASES, comparable_rows
 from kit.testing.warm_models import warmed_up
-from kit.train.models import load_tokenizer, resolve_model
 
 PATHS = {
     "in_process": [f"env.databases={NEMO_GYM_DATABASES}"],

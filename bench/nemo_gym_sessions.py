@@ -23,8 +23,8 @@ from pathlib import Path
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
 from kit.envs.nemo_gym.counter_tasks import RESOURCES_SERVER, counter_splits
+from kit.episode import Episode
 from kit.paths import PROJECT_ROOT
-from kit.rollout.episode import Episode
 
 BATCH = 64
 CALLS = {

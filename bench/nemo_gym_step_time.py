@@ -29,10 +29,10 @@ import time
 from pathlib import Path
 
 from kit.config.tree import DEMO_MODEL
+from kit.models import resolve_model
 from kit.paths import PROJECT_ROOT as ROOT
 from kit.testing.gym_rows import NEMO_GYM_DATABASES, comparable_rows
 from kit.testing.warm_models import warmed_up
-from kit.train.models import resolve_model
 from kit.versions import versions
 
 VARIANTS = {

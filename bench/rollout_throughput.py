@@ -17,13 +17,13 @@ from pathlib import Path
 
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
+from kit.episode import ToolMessageEncoder
 from kit.generation.base import Sampling
 from kit.generation.transformers_gen import TransformersGenerator
+from kit.generation.vllm_process import VLLMServer
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator
+from kit.models import load_policy, load_tokenizer, resolve_model
 from kit.net import free_port
-from kit.rollout.episode import ToolMessageEncoder
-from kit.serve.server import VLLMServer
-from kit.train.models import load_policy, load_tokenizer, resolve_model
 
 
 def measure(generator, prompts: list[list[int]], max_tokens: int, sampling: Sampling) -> tuple[float, int]:

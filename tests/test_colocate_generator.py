@@ -17,7 +17,7 @@ from kit.config.tree import ModelConfig
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.colocate import VLLMColocateGenerator
 from kit.generation.transformers_gen import TransformersGenerator
-from kit.train.models import load_policy, load_tokenizer
+from kit.models import load_policy, load_tokenizer
 
 pytestmark = pytest.mark.slow
 GREEDY = Sampling(temperature=0.0)

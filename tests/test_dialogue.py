@@ -18,13 +18,13 @@ import pytest
 
 from kit.config.tree import ConfigError, UserModelConfig, load_config
 from kit.envs.environment import make_environment
+from kit.episode import Task, episode_reward
 from kit.generation.base import Completion
-from kit.rollout.episode import Task, episode_reward
+from kit.models import load_tokenizer
 from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser, ScriptedUser, clarification, judge_reply
 from kit.tool_parsers import ToolCall, load_parser
 from kit.train.evaluate import evaluate_with_generator, free_successes, summarize
-from kit.train.models import load_tokenizer
 from kit.train.sft import CLARIFYING_QUESTION, demonstration
 
 CLARIFICATION = "I mean task 00000012, the one about the dashboard."

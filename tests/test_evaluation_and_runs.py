@@ -10,11 +10,11 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
+from kit.models import load_policy, load_tokenizer
+from kit.run_folder import RunFolder
 from kit.tool_parsers import load_parser
 from kit.train.analysis import classify_episode
 from kit.train.evaluate import evaluate_model, summarize, wilson_interval
-from kit.train.models import load_policy, load_tokenizer
-from kit.train.run_folder import RunFolder
 from kit.train.sft import (
     check_demonstration_format,
     demonstration,
@@ -162,7 +162,7 @@ def test_sft_warm_up_teaches_a_call_format_evaluation_measures_it(demo_model_dir
 
 
 def test_every_rank_writes_its_own_trajectory_file(tmp_path, monkeypatch):
-    from kit.rollout.episode import Episode
+    from kit.episode import Episode
 
     run = RunFolder(tmp_path / "run").create()
     cfg = load_config("cpu_demo")
@@ -188,7 +188,7 @@ def test_run_folder_keeps_steps_and_trajectories_apart(tmp_path):
     assert [m["step"] for m in run.training_steps()] == [1, 2]
     cfg = load_config("cpu_demo")
     tasks = make_environment(cfg.env).load_tasks(cfg.env.eval_file, limit=2)
-    from kit.rollout.episode import Episode
+    from kit.episode import Episode
 
     episodes = [Episode(prompt_ids=[1], completion_ids=[2, 3], env_mask=[1, 1], turns=1) for _ in tasks]
     run.append_trajectories(1, tasks, episodes, [1.0, 0.0])
@@ -247,7 +247,7 @@ def test_trajectory_browser_names_the_step_or_evaluation():
     record = {"reward": 1.0, "tool_calls": _TRUTH, "ground_truth": _TRUTH, "task": {"tier": "easy"}}
     assert "step 3 " in episode_text({**record, "step": 3})
     assert "step 3 &middot;" in episode_html({**record, "step": 3})
-    evaluation = {**record, "step": -1}  # what kit.train.run_folder.episode_records writes for evaluations
+    evaluation = {**record, "step": -1}  # what kit.run_folder.episode_records writes for evaluations
     assert "step -1" not in episode_html(evaluation)
     assert "evaluation &middot;" in episode_html(evaluation)
     assert episode_text(evaluation).startswith("evaluation ")

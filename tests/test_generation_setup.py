@@ -10,8 +10,8 @@ import pytest
 from conftest import chat_prompt
 
 from kit.config.tree import ConfigError, load_config
+from kit.episode import Episode
 from kit.generation.setup import IPC_RECEIVER, is_loopback_url, resolve_generation, server_flags
-from kit.rollout.episode import Episode
 from kit.rollout.loop import RolloutSettings, token_budget
 
 
@@ -134,7 +134,7 @@ def test_server_flags_follow_the_machine_and_leave_scale_out_off():
 
 
 def test_extra_server_args_pass_numbers_as_written(demo_model_dir):
-    from kit.serve.server import server_command
+    from kit.generation.vllm_process import server_command
 
     cfg = load_config(
         "cpu_demo", ["serve.extra_args=[--kv-cache-memory-bytes, 8000000000, --max-num-seqs, 64]"]
@@ -153,7 +153,7 @@ def test_the_ipc_receiver_is_importable_by_the_server():
 
 
 def test_installed_vllm_version_is_found_under_either_distribution():
-    from kit.generation.vllm_compat import vllm_version
+    from kit.versions import vllm_version
 
     assert vllm_version() is not None and vllm_version()[0].isdigit()
 
@@ -204,10 +204,10 @@ class _Recording:
 @pytest.fixture(scope="module")
 def rollout_parts(tiny_model_dir):
     from kit.envs.environment import make_environment
+    from kit.episode import ToolMessageEncoder
     from kit.generation.transformers_gen import TransformersGenerator
-    from kit.rollout.episode import ToolMessageEncoder
+    from kit.models import load_policy, load_tokenizer
     from kit.tool_parsers import load_parser
-    from kit.train.models import load_policy, load_tokenizer
 
     cfg = load_config("cpu_demo", [f"model.name_or_path={tiny_model_dir}"])
     tokenizer = load_tokenizer(cfg.model, tiny_model_dir)
@@ -247,7 +247,7 @@ def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_m
 
     from kit.generation.base import Sampling
     from kit.generation.transformers_gen import TransformersGenerator
-    from kit.train.models import load_policy, load_tokenizer
+    from kit.models import load_policy, load_tokenizer
 
     cfg = load_config("cpu_demo", [f"model.name_or_path={demo_model_dir}"])
     tokenizer = load_tokenizer(cfg.model, demo_model_dir)

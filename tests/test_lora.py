@@ -9,8 +9,8 @@ import torch
 from safetensors import safe_open
 
 from kit.config.tree import load_config
+from kit.lora import is_peft_model
 from kit.train.job import TrainingJob
-from kit.train.lora import is_peft_model
 
 
 def test_sft_and_grpo_train_adapters_and_the_run_saves_adapter_and_merged_model(tiny_model_dir, tmp_path):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kit.config.tree import ModelConfig
-from kit.train.models import load_policy
+from kit.models import load_policy
 
 
 def changed_fraction(model, learning_rate: float, steps: int = 2) -> float:
@@ -33,7 +33,7 @@ def test_auto_dtype_keeps_float32_weights_that_take_small_updates(tiny_model_dir
 
 
 def test_bfloat16_weights_are_loaded_with_a_warning_naming_the_fix(tiny_model_dir, caplog):
-    with caplog.at_level(logging.WARNING, logger="kit.train.models"):
+    with caplog.at_level(logging.WARNING, logger="kit.models"):
         model = load_policy(ModelConfig(name_or_path=tiny_model_dir, dtype="bfloat16"), tiny_model_dir)
     assert model.dtype == torch.bfloat16
     assert "model.dtype=auto" in caplog.text
@@ -42,7 +42,7 @@ def test_bfloat16_weights_are_loaded_with_a_warning_naming_the_fix(tiny_model_di
 
 
 def test_unknown_dtype_is_named(tiny_model_dir):
-    from kit.train.models import ModelResolutionError
+    from kit.models import ModelResolutionError
 
     with pytest.raises(ModelResolutionError, match="'float33' is not a torch dtype"):
         load_policy(ModelConfig(name_or_path=tiny_model_dir, dtype="float33"), tiny_model_dir)
@@ -55,7 +55,7 @@ def test_processes_building_one_model_folder_at_once_all_get_it(demo_model_dir, 
     import sys
 
     target = tmp_path / "models" / "tiny"
-    code = f"import pathlib, kit.train.models as m; m.build_tiny_model(pathlib.Path({str(target)!r}))"
+    code = f"import pathlib, kit.models as m; m.build_tiny_model(pathlib.Path({str(target)!r}))"
     builders = [
         subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True) for _ in range(3)
     ]

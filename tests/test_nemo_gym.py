@@ -23,7 +23,7 @@ from kit.envs.nemo_gym.gym_python import GymNotFound, gym_python
 from kit.envs.nemo_gym.servers import NeMoGymError, NeMoGymServers, resources_server
 from kit.envs.nemo_gym.session import GymSession, episode_response
 from kit.envs.rows import RowsError, load_rows
-from kit.rollout.episode import Episode, EpisodeFault
+from kit.episode import Episode, EpisodeFault
 from kit.testing.fuzz import rows as fuzz_rows
 
 COUNTER = ["env.name=nemo_gym", f"env.nemo_gym.resources_server={RESOURCES_SERVER}"]

@@ -15,11 +15,11 @@ from kit.config.tree import DEMO_MODEL, load_config
 from kit.envs.environment import make_environment
 from kit.generation.base import Sampling
 from kit.generation.vllm_server import VLLMServerGenerator
+from kit.models import load_tokenizer
 from kit.paths import PROJECT_ROOT
 from kit.rollout.loop import Rollouts
 from kit.testing.fuzz.server import KEY
 from kit.testing.gym_rows import comparable_rows
-from kit.train.models import load_tokenizer
 
 pytestmark = pytest.mark.slow
 CATEGORY = "workplace_assistant_project_management"  # what tool_caller was warmed up on

@@ -28,8 +28,8 @@ from safetensors.torch import load_file
 
 from kit.config.tree import load_config, save_config
 from kit.net import free_port, port_in_use
+from kit.run_folder import RunFolder, read_whole_lines
 from kit.train.resume import find_checkpoints
-from kit.train.run_folder import RunFolder, read_whole_lines
 
 SEED = 20261201
 EPISODES_PER_STEP = 2  # grpo.per_device_train_batch_size

@@ -16,9 +16,9 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
+from kit.models import load_policy, load_tokenizer
+from kit.run_folder import RunFolder
 from kit.train.grpo_trainer import KitGRPOTrainer, build_trainer
-from kit.train.models import load_policy, load_tokenizer
-from kit.train.run_folder import RunFolder
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow

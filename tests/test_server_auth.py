@@ -15,9 +15,9 @@ import pytest
 import requests
 
 from kit.config.tree import load_config
+from kit.generation.server_auth import KEY_ENV, BearerKeyMiddleware
+from kit.generation.vllm_process import VLLMServer, server_command, server_env
 from kit.generation.vllm_server import ServerError, VLLMServerClient
-from kit.serve.auth import KEY_ENV, BearerKeyMiddleware
-from kit.serve.server import VLLMServer, server_command, server_env
 from kit.testing.fuzz.server import KEY
 
 pytestmark = pytest.mark.slow
@@ -93,7 +93,7 @@ def test_the_kit_client_without_the_key_is_told_to_set_it(server, demo_model_dir
 def test_the_key_is_not_in_the_server_argv(server):
     cmdline = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
     assert KEY.encode() not in b" ".join(cmdline)
-    assert b"kit.serve.auth.BearerKeyMiddleware" in cmdline
+    assert b"kit.generation.server_auth.BearerKeyMiddleware" in cmdline
     assert b"--api-key" not in cmdline
 
 
@@ -109,14 +109,14 @@ def test_command_and_env_carry_the_key_middleware_only_with_a_key(demo_model_dir
     with_key = server_command(cfg, demo_model_dir, "127.0.0.1", 8000, KEY)
     # vLLM wraps each --middleware around the ones before it: the key is checked first.
     assert _middleware(with_key) == [
-        "kit.serve.request_check.RequestCheckMiddleware",
-        "kit.serve.auth.BearerKeyMiddleware",
+        "kit.generation.request_check.RequestCheckMiddleware",
+        "kit.generation.server_auth.BearerKeyMiddleware",
     ]
     assert KEY not in with_key
     assert server_env(cfg, KEY)[KEY_ENV] == KEY
     plain = _config(demo_model_dir, 8000, tmp_path, api_key=None)
     plain_command = server_command(plain, demo_model_dir, "127.0.0.1", 8000, None)
-    assert _middleware(plain_command) == ["kit.serve.request_check.RequestCheckMiddleware"]
+    assert _middleware(plain_command) == ["kit.generation.request_check.RequestCheckMiddleware"]
 
 
 # ---------------------------------------------------------------- the middleware alone

@@ -20,17 +20,17 @@ from tool_models import TASK_OVERRIDES, tool_caller
 from kit.config.tree import UserModelConfig, load_config
 from kit.envs.environment import make_environment
 from kit.envs.workplace.dialogue_variants import user_prompt
+from kit.episode import ToolMessageEncoder
 from kit.generation.base import Sampling, generate_conversations
 from kit.generation.transformers_gen import TransformersGenerator
+from kit.generation.vllm_process import VLLMServer
 from kit.generation.vllm_server import ServerError, VLLMServerClient, VLLMServerGenerator, connect_to_server
+from kit.models import load_policy, load_tokenizer
 from kit.net import free_port
-from kit.rollout.episode import ToolMessageEncoder
 from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser
-from kit.serve.server import VLLMServer
+from kit.run_folder import RunFolder
 from kit.train.grpo_trainer import build_trainer
-from kit.train.models import load_policy, load_tokenizer
-from kit.train.run_folder import RunFolder
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 pytestmark = pytest.mark.slow
@@ -123,7 +123,7 @@ def test_a_lora_policy_reaches_the_server_merged_under_the_base_names(server):
     import dataclasses
 
     from kit.config.tree import LoraSettings
-    from kit.train.lora import is_peft_model, trainable_share
+    from kit.lora import is_peft_model, trainable_share
 
     base_cfg = server["cfg"]
     cfg = dataclasses.replace(

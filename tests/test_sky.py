@@ -460,7 +460,7 @@ def test_dry_run_reports_problems_with_exit_2(cli, overrides, message):
 
 
 def test_dry_run_states_the_precision_this_machine_will_train_in(cli):
-    from kit.train.models import mixed_precision_args
+    from kit.models import mixed_precision_args
 
     expected = "bf16 autocast" if mixed_precision_args()["bf16"] else "float32"
     done = cli("train", "--config", "cpu_demo", "--dry-run")

@@ -17,7 +17,7 @@ from kit.testing import trl_tool_env
 def setting(demo_model_dir):
     from kit.config.tree import load_config
     from kit.envs.environment import make_environment
-    from kit.train.models import load_tokenizer
+    from kit.models import load_tokenizer
 
     cfg = load_config("single_gpu", ["env.tiers=[easy, medium]", "env.tools_in_prompt=task"])
     tokenizer = trl_tool_env.with_response_template(load_tokenizer(cfg.model, demo_model_dir))

@@ -148,7 +148,7 @@ def test_json_floats_are_written_as_pydantic_writes_them() -> None:
 
 
 def test_observations_carry_whether_the_call_was_refused() -> None:
-    from kit.rollout.episode import is_error_observation
+    from kit.episode import is_error_observation
 
     sandbox = WorkplaceSandbox()
     refused = sandbox.call("email_delete_email", {"email_id": "none"})

@@ -1,1 +1,1 @@
-"""Recipes and their checks: the config tree, TRL's sections typed at load, the dry-run plan."""
+"""Recipes and their checks: the config tree and TRL's sections typed at load."""

@@ -24,7 +24,7 @@ import yaml
 from kit.config.recipe_files import check_names, read_recipe, resolve_recipe_path, where
 from kit.config.trl_args import GRPOArgs, SFTArgs, TRLArgs, close_matches
 from kit.config.value_types import ConfigError, problem
-from kit.train.run_folder import write_atomic
+from kit.run_folder import write_atomic
 
 DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -32,7 +32,7 @@ DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 @dataclass
 class LoraSettings:
     """LoRA adapters (peft) in place of full fine-tuning, for SFT and GRPO alike. The base weights stay
-    frozen; a vLLM server gets the weights with the adapter merged in (kit.train.lora)."""
+    frozen; a vLLM server gets the weights with the adapter merged in (kit.lora)."""
 
     enabled: bool = False
     r: int = 16

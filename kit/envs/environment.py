@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from kit.config.tree import ConfigError, EnvConfig
 from kit.envs.rows import dialogue_fields, load_rows, selected
+from kit.episode import Episode, Sandbox, Task
 from kit.paths import resolve_path
-from kit.rollout.episode import Episode, Sandbox, Task
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 import torch
 
 from kit.generation.base import Completion, Sampling
-from kit.train.models import generation_model
+from kit.models import generation_model
 
 
 def context_length(model) -> int | None:

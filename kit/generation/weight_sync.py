@@ -10,7 +10,7 @@ with the same `sync_weights()` entry point, so GRPOTrainer calls them before eve
   to the kit's vLLM worker extension (`kit.generation.ipc_receiver`), which copies them in on the GPU.
 
 Every rank waits until the push and the prefix-cache reset are done, so no rank generates with old
-or half-loaded weights. A LoRA policy is pushed merged (`kit.train.lora.merged_parameters`): the server
+or half-loaded weights. A LoRA policy is pushed merged (`kit.lora.merged_parameters`): the server
 gets plain weights under the base model's names.
 """
 
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from kit.generation.vllm_server import VLLMServerClient
-from kit.train.lora import is_peft_model, merged_parameters
+from kit.lora import is_peft_model, merged_parameters
 
 log = logging.getLogger(__name__)
 

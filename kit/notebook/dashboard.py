@@ -11,7 +11,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from kit.notebook.display import display, figure_png, try_widget
-from kit.train.run_folder import RunFolder
+from kit.run_folder import RunFolder
 
 # name in the log line -> panel title; the dashboard draws the ones present.
 DASHBOARD_PANELS: dict[str, str] = {

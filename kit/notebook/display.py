@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kit.train.analysis import token_segments
-from kit.train.run_folder import (
+from kit.run_folder import (
     episode_records as episode_records,  # re-exported: the notebooks import it from here
 )
+from kit.train.analysis import token_segments
 
 
 def display(obj: Any, **kwargs: Any) -> Any:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from kit.notebook.display import display, try_widget
+from kit.run_folder import RunFolder
 from kit.train.analysis import call_text, classify_episode
-from kit.train.run_folder import RunFolder
 
 _ROLE_COLOURS = {
     "system": "#eee",

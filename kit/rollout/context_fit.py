@@ -30,7 +30,7 @@ class PromptLengths:
 
 def _local_folder(name_or_path: str) -> str | None:
     """A local folder holding the model's tokenizer, without downloading or building anything."""
-    from kit.train.models import cache_dir
+    from kit.models import cache_dir
 
     path = Path(name_or_path).expanduser()
     if (path / "config.json").is_file():
@@ -48,7 +48,7 @@ def _local_folder(name_or_path: str) -> str | None:
 
 def _tokenizer(cfg: KitConfig):
     """(tokenizer, folder, exact): the policy's own when local, else the cached demo model's."""
-    from kit.train.models import load_tokenizer
+    from kit.models import load_tokenizer
 
     folder = _local_folder(cfg.model.name_or_path)
     if folder is not None:
@@ -69,7 +69,7 @@ def measure_prompts(cfg: KitConfig) -> PromptLengths | None:
     """Count the tokens of up to SAMPLED_TASKS training and evaluation prompts; None when no tokenizer
     is on this machine."""
     from kit.envs.environment import make_environment
-    from kit.rollout.episode import ToolMessageEncoder
+    from kit.episode import ToolMessageEncoder
 
     tokenizer, folder, exact = _tokenizer(cfg)
     if tokenizer is None:

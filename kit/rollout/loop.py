@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kit.config.tree import KitConfig, RolloutConfig
-from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
-from kit.rollout.episode import (
+from kit.episode import (
     Episode,
     EpisodeFault,
     Sandbox,
@@ -37,6 +36,7 @@ from kit.rollout.episode import (
     ToolMessageEncoder,
     is_error_observation,
 )
+from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
 from kit.tool_parsers import ParseResult, ToolCallParser
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kit.episode import Task, episode_reward
 from kit.generation.base import Generator, Sampling
-from kit.rollout.episode import Task, episode_reward
 from kit.rollout.loop import Rollouts
 
 # Tasks probed per rollout batch (times the samples per task).

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import requests
 
 from kit.config.tree import ConfigError, KitConfig, UserModelConfig
-from kit.rollout.episode import Task
+from kit.episode import Task
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def open_user_simulator(
         simulator.check()
         yield simulator
         return
-    from kit.serve.server import VLLMServer
+    from kit.generation.vllm_process import VLLMServer
 
     model = user.model or cfg.model.name_or_path
     serve = dataclasses.replace(cfg.serve, gpu_memory_utilization=user.gpu_memory_utilization)

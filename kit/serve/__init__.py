@@ -1,1 +1,1 @@
-"""`kit serve`: the vLLM OpenAI server, its request checks and API key, and child-process handling."""
+"""`kit serve`: the recipe's vLLM server in the foreground (the process: kit.generation.vllm_process)."""

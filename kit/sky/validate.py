@@ -144,10 +144,10 @@ def _check_ports(task: ParsedTask, settings: EntrySettings, report: Report) -> N
 
 def _check_kit(task: ParsedTask, report: Report) -> None:
     """The recipe, the layout and the plan, as the node entry would see them."""
-    from kit.config.preflight import make_plan
     from kit.config.tree import ConfigError, load_config
     from kit.sky.layout import NodeEntryError, plan_layout, resolve_accelerate_config, trainer_config
     from kit.sky.node_entry import EntrySettings
+    from kit.train.preflight import make_plan
 
     gpus = _gpus_per_node(task, report)
     try:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from kit.envs.environment import TaskEnvironment
-from kit.rollout.episode import Task, ToolMessageEncoder
+from kit.episode import Task, ToolMessageEncoder
 from kit.rollout.loop import cut_observation
 
 _TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}

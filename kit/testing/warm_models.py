@@ -12,8 +12,8 @@ from pathlib import Path
 
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
-from kit.train.models import cache_dir, load_policy, load_tokenizer
-from kit.train.run_folder import RunFolder
+from kit.models import cache_dir, load_policy, load_tokenizer
+from kit.run_folder import RunFolder
 from kit.train.sft import sft_warmup
 
 

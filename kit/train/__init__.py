@@ -1,1 +1,1 @@
-"""The training job: model loading, SFT warm-up, TRL's GRPOTrainer, evaluations, run folders, resume."""
+"""The training job: SFT warm-up, TRL's GRPOTrainer, evaluations, resume, and the dry-run plan."""

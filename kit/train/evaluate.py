@@ -20,8 +20,8 @@ from typing import Any
 
 from kit.config.tree import ConfigError, KitConfig
 from kit.envs.environment import TaskEnvironment, make_environment
+from kit.episode import Episode, Task, episode_reward
 from kit.generation.base import Generator, Sampling
-from kit.rollout.episode import Episode, Task, episode_reward
 from kit.rollout.loop import Rollouts
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ def write_episodes(path: Path, tasks: list[Task], evaluation: Evaluation) -> Non
     """The evaluation's episodes, one JSON line each in the trajectories.jsonl format: the whole
     dialogue (assistant, tool and simulated-user messages), calls, reward and why each ended. The
     notebooks' TrajectoryBrowser reads it."""
-    from kit.train.run_folder import episode_records
+    from kit.run_folder import episode_records
 
     path.parent.mkdir(parents=True, exist_ok=True)
     records = episode_records(tasks, evaluation.episodes, evaluation.rewards)
@@ -184,8 +184,8 @@ def episodes_path(report_path: str | Path) -> Path:
 
 def evaluate_cli(cfg: KitConfig, args) -> int:
     """`kit eval`: print the JSON report; with --out, write it and its episodes beside it."""
+    from kit.models import load_tokenizer, resolve_model
     from kit.rollout.user_simulators import open_user_simulator
-    from kit.train.models import load_tokenizer, resolve_model
 
     if cfg.rollout.agent == "nemo_gym" and not args.server:
         raise ConfigError(
@@ -212,7 +212,7 @@ def evaluate_cli(cfg: KitConfig, args) -> int:
             )
             evaluation.report["endpoint"] = args.server
         else:
-            from kit.train.models import load_policy
+            from kit.models import load_policy
 
             model = load_policy(cfg.model, model_dir)
             evaluation = evaluate_model(cfg, model, tokenizer, env, tasks, max_tokens, user)

@@ -22,16 +22,16 @@ from trl import GRPOConfig, GRPOTrainer
 
 from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment
+from kit.episode import Episode, Task, episode_reward
 from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.generation.weight_sync import ServerWeightSync, server_sync
-from kit.rollout.episode import Episode, Task, episode_reward
+from kit.lora import peft_config
+from kit.models import mixed_precision_args
 from kit.rollout.loop import Rollouts
-from kit.train.lora import peft_config
-from kit.train.models import mixed_precision_args
-from kit.train.run_folder import RunFolder
+from kit.run_folder import RunFolder
 
 log = logging.getLogger(__name__)
 

@@ -35,12 +35,12 @@ from kit.config.tree import ConfigError, KitConfig, save_config
 from kit.device import peak_gpu_memory
 from kit.envs.environment import make_environment
 from kit.generation.setup import resolve_generation
+from kit.lora import is_peft_model, merged_parameters
+from kit.models import load_policy, load_tokenizer, resolve_model
 from kit.rollout.user_simulators import open_user_simulator
+from kit.run_folder import RunFolder, process_count, process_rank
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
-from kit.train.lora import is_peft_model, merged_parameters
-from kit.train.models import load_policy, load_tokenizer, resolve_model
 from kit.train.resume import BEFORE_GRPO, plan_resume
-from kit.train.run_folder import RunFolder, process_count, process_rank
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class TrainingJob:
         self.setup.check()
         if self.setup.mode == "server" and cfg.generation.start_server:
             # Started before the policy loads: on a GPU the server takes its share of memory first.
-            from kit.serve.server import VLLMServer
+            from kit.generation.vllm_process import VLLMServer
 
             self.server = VLLMServer(cfg, self.run.server_log).start()
             cfg = dataclasses.replace(

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from kit.config.tree import ConfigError, KitConfig
-from kit.train.run_folder import RunFolder, process_rank
+from kit.run_folder import RunFolder, process_rank
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,12 @@ from typing import Any
 
 from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment
-from kit.rollout.episode import Task
+from kit.episode import Task
+from kit.lora import is_peft_model, peft_config
+from kit.models import mixed_precision_args
 from kit.rollout.user_simulators import clarification
+from kit.run_folder import RunFolder
 from kit.tool_parsers import ToolCall, ToolCallParser, load_parser
-from kit.train.lora import is_peft_model, peft_config
-from kit.train.models import mixed_precision_args
-from kit.train.run_folder import RunFolder
 
 log = logging.getLogger(__name__)
 

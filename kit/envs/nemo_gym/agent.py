@@ -31,8 +31,8 @@ import requests
 
 from kit.config.tree import KitConfig
 from kit.envs.nemo_gym.servers import NeMoGymError, NeMoGymServers, ServerSpec, gym_version, resources_server
+from kit.episode import Episode, Task
 from kit.generation.base import Sampling
-from kit.rollout.episode import Episode, Task
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from kit.envs.nemo_gym.gym_python import gym_python
 from kit.envs.nemo_gym.servers import NeMoGymServers, check_server_folder, resources_server
 from kit.envs.nemo_gym.session import GymSession, episode_response
 from kit.envs.rows import RowsError, dialogue_fields, input_messages, load_rows, selected, tool_schemas
+from kit.episode import Episode, Task
 from kit.paths import resolve_path
-from kit.rollout.episode import Episode, Task
 
 log = logging.getLogger(__name__)
 

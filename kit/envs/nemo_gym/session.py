@@ -30,7 +30,7 @@ from typing import Any
 import requests
 
 from kit.envs.nemo_gym.servers import NeMoGymError
-from kit.rollout.episode import Episode, EpisodeFault, Observation
+from kit.episode import Episode, EpisodeFault, Observation
 
 RESERVED_ENDPOINTS = frozenset({"seed_session", "verify", "aggregate_metrics", "mcp", "reset", "step"})
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")

@@ -24,7 +24,7 @@ from kit.envs.workplace.generate_state import default_state
 from kit.envs.workplace.schemas import SPECS_BY_NAME, STATE_CHANGING, TOOL_NAMES, ToolSpec
 from kit.envs.workplace.state import WorkplaceState, load_csv_dir
 from kit.envs.workplace.tools import TOOLS, ToolError
-from kit.rollout.episode import Observation
+from kit.episode import Observation
 
 _JSON_TYPES = {"string": str, "integer": int}
 

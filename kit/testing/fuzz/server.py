@@ -17,8 +17,8 @@ import requests
 from hypothesis import strategies as st
 
 from kit.config.tree import DEMO_MODEL, load_config
+from kit.generation.vllm_process import VLLMServer
 from kit.net import free_port
-from kit.serve.server import VLLMServer
 from kit.testing.fuzz.verdicts import Crash, Hang, Unclear
 
 KEY = "kit-fuzz-key-41c9"

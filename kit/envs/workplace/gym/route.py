@@ -25,7 +25,7 @@ from kit.envs.workplace.gym.common import Refusal
 from kit.envs.workplace.gym.json_text import output_body, starlette_json
 from kit.envs.workplace.gym.state import GymState
 from kit.envs.workplace.schemas import SPECS_BY_NAME, toolkit_of
-from kit.rollout.episode import Observation
+from kit.episode import Observation
 
 _MODULES = (company_directory, email, calendar, analytics, pm, crm)
 TOOLS: dict[str, Callable[..., Any]] = {

@@ -3,8 +3,8 @@
 vLLM's own `--api-key` guards only the OpenAI routes (`/v1/...`); with `VLLM_SERVER_DEV_MODE=1` the
 server also answers `/collective_rpc`, `/reset_prefix_cache`, `/server_info`, `/update_weights`,
 `/sleep`, ... without it, so anyone who reaches the port could replace the model's weights.
-`kit serve` passes `--middleware kit.serve.auth.BearerKeyMiddleware` to vLLM's OpenAI server when an
-API key is set, and gives the key through the KIT_SERVER_API_KEY environment variable (not argv, where
+`kit serve` passes `--middleware kit.generation.server_auth.BearerKeyMiddleware` to vLLM's OpenAI server
+when an API key is set, and gives the key through the KIT_SERVER_API_KEY environment variable (not argv, where
 `ps` would show it).
 """
 

