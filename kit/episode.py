@@ -114,6 +114,11 @@ class Observation(str):
         return Observation, (str(self), self.refused)
 
 
+def is_success(reward: float) -> bool:
+    """Whether an episode's reward counts as solving its task: NeMo-Gym's verifiers give 1.0 for that."""
+    return reward >= 1.0
+
+
 def is_error_observation(observation: str) -> bool:
     """Whether the tool refused the call: what the observation says (an `Observation`'s `refused`), else
     whether its text starts with "Error"."""

@@ -213,8 +213,9 @@ def process_rank() -> int:
 
 
 def process_count() -> int:
-    """How many trainer processes this launch runs (1 outside a distributed launch)."""
-    return int(os.environ.get("WORLD_SIZE", "1"))
+    """How many trainer processes this launch runs: $WORLD_SIZE under `accelerate launch`/torchrun (an
+    empty value counts as unset), else 1."""
+    return int(os.environ.get("WORLD_SIZE") or 1)
 
 
 def write_atomic(path: Path, text: str) -> None:

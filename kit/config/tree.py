@@ -27,6 +27,8 @@ from kit.config.value_types import ConfigError, problem
 from kit.run_folder import write_atomic
 
 DEMO_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+DEFAULT_SERVER_PORT = 8000
+"""Where `kit serve` listens and a server-mode trainer looks for it unless told otherwise."""
 
 
 @dataclass
@@ -163,7 +165,7 @@ class GenerationConfig:
     # "transformers": the trainer's own model.generate; "server": a vLLM server (kit serve);
     # "colocate": vLLM inside the trainer process (one GPU).
     mode: str = "transformers"
-    server_url: str = "http://127.0.0.1:8000"
+    server_url: str = f"http://127.0.0.1:{DEFAULT_SERVER_PORT}"
     api_key: str | None = None
     # Server mode only. "auto": reload on CPU; on a GPU, ipc for a server on this host (one trainer
     # process), else nccl. kit.generation.setup decides and explains.
@@ -180,7 +182,7 @@ class ServeConfig:
     """How `kit serve` starts the vLLM OpenAI-compatible server."""
 
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: int = DEFAULT_SERVER_PORT
     max_model_len: int = 4096
     enforce_eager: bool = False
     gpu_memory_utilization: float = 0.9

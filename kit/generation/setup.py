@@ -25,14 +25,10 @@ from urllib.parse import urlparse
 
 from kit.config.tree import ConfigError, KitConfig
 from kit.device import gpu_available
+from kit.run_folder import process_count
 
 IPC_RECEIVER = "kit.generation.ipc_receiver.IPCWeightReceiver"
 """vLLM worker extension (`--worker-extension-cls`) that loads weights from CUDA IPC handles."""
-
-
-def trainer_processes() -> int:
-    """Trainer processes of this run: $WORLD_SIZE under `accelerate launch`/torchrun, else 1."""
-    return int(os.environ.get("WORLD_SIZE") or 1)
 
 
 def sharded_training() -> str | None:
@@ -145,7 +141,7 @@ def resolve_generation(
     """Decide the generation setup for `cfg` on this machine (or on the one described by the arguments:
     the dry-run and `kit sky validate` plan for GPUs and process counts they do not have)."""
     on_gpu = gpu_available() if on_gpu is None else on_gpu
-    num_processes = trainer_processes() if num_processes is None else num_processes
+    num_processes = process_count() if num_processes is None else num_processes
     sharding = sharded_training() if sharding is None else sharding
     gen = cfg.generation
     problems: list[str] = []

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kit.episode import is_success
 from kit.notebook.display import display, try_widget
 from kit.run_folder import RunFolder
 from kit.train.analysis import call_text, classify_episode
@@ -49,7 +50,7 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
     task = record.get("task", {})
     reward = record.get("reward", 0.0)
     verdict = classify_episode(record)
-    colour = "#2a7d2a" if reward >= 1.0 else "#b03030"
+    colour = "#2a7d2a" if is_success(reward) else "#b03030"
     where = f"episode {index + 1}/{total} &middot; " if index is not None and total else ""
     header = (
         f"<div style='font-weight:bold;color:{colour}'>{where}{_when(record)} &middot; "
@@ -150,7 +151,7 @@ class TrajectoryBrowser:
         keep = {
             "all": lambda r: True,
             "failures": lambda r: r.get("reward", 0.0) < 1.0,
-            "successes": lambda r: r.get("reward", 0.0) >= 1.0,
+            "successes": lambda r: is_success(r.get("reward", 0.0)),
         }[which]
         return [i for i, r in enumerate(self.records) if keep(r)]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kit.episode import Task, episode_reward
+from kit.episode import Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling
 from kit.rollout.loop import Rollouts
 
@@ -31,7 +31,7 @@ class Selection:
         return {
             "probed": len(probed),
             "kept": len(self.tasks),
-            "always_solved": sum(r >= 1.0 for r in probed),
+            "always_solved": sum(map(is_success, probed)),
             "never_solved": sum(r <= 0.0 for r in probed),
             "kept_ids": [task.info.get("id") for task in self.tasks],
         }

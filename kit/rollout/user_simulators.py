@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import requests
 
 from kit.config.tree import ConfigError, KitConfig, UserModelConfig
-from kit.episode import Task
+from kit.episode import Task, is_success
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class ScriptedUser:
         self.outcome = outcome
 
     def reply(self, task: Task, dialogue: list[dict[str, str]], calls: list[dict[str, Any]]) -> UserReply:
-        if self.outcome(task, calls) >= 1.0:
+        if is_success(self.outcome(task, calls)):
             return UserReply(stop=True)
         return UserReply(text=clarification(task))
 

@@ -29,6 +29,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kit.config.tree import DEFAULT_SERVER_PORT
 from kit.sky.layout import (
     Layout,
     NodeEntryError,
@@ -91,7 +92,7 @@ class EntrySettings:
     overrides: list[str] = field(default_factory=list)
     output_dir: str | None = None
     server_gpus: int = 0
-    port: int = 8000
+    port: int = DEFAULT_SERVER_PORT
     control_port: int = 8001
     trainer_port: int = 29500
     accelerate_config: str = "fsdp"
@@ -110,7 +111,7 @@ class EntrySettings:
             "overrides": shlex.split(env.get("KIT_OVERRIDES", "")),
             "output_dir": env.get("KIT_OUTPUT_DIR", "").strip() or None,
             "server_gpus": _int(env, "KIT_SERVER_GPUS", 0),
-            "port": _int(env, "KIT_SERVER_PORT", 8000),
+            "port": _int(env, "KIT_SERVER_PORT", DEFAULT_SERVER_PORT),
             "trainer_port": _int(env, "KIT_TRAINER_PORT", 29500),
             "accelerate_config": env.get("KIT_ACCELERATE_CONFIG", "").strip() or None,
             "cpu": env.get("KIT_SKY_CPU", "") in ("1", "true", "True"),

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kit.config.tree import DEFAULT_SERVER_PORT
 from kit.sky.sky_venv import PROJECT_ROOT, LauncherNotFound, ParsedTask, parse_task_yamls
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ def _opens(ports: list[str], port: int) -> bool:
 def _check_ports(task: ParsedTask, settings: EntrySettings, report: Report) -> None:
     """`ports:` makes SkyPilot open a port to the internet; the server's endpoints must stay private."""
     guarded = {
-        8000: "the kit's default vLLM server port",
+        DEFAULT_SERVER_PORT: "the kit's default vLLM server port",
         settings.port: "the vLLM server's port, KIT_SERVER_PORT",
         settings.control_port: "the node entry's control port",
         **(

@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kit.episode import is_success
+
 
 def success_table(reports: dict[str, dict[str, Any]]) -> Any:
     """One DataFrame: success rate overall, per category and per tier, one column per report."""
@@ -55,7 +57,7 @@ def classify_episode(record: dict[str, Any]) -> str:
     """One label per episode: success, user_error (its simulated user broke down), parse_failure,
     tool_error, no_call, wrong_tool, wrong_arguments, or wrong_calls (right tools and arguments but not
     the ground truth's effect, e.g. order or count)."""
-    if record.get("reward", 0.0) >= 1.0:
+    if is_success(record.get("reward", 0.0)):
         return "success"
     if record.get("failure"):
         return "user_error"

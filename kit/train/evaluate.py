@@ -20,7 +20,7 @@ from typing import Any
 
 from kit.config.tree import ConfigError, KitConfig
 from kit.envs.environment import TaskEnvironment, make_environment
-from kit.episode import Episode, Task, episode_reward
+from kit.episode import Episode, Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling
 from kit.rollout.loop import Rollouts
 
@@ -65,7 +65,7 @@ def summarize(
             groups["ambiguity_type"][task.ambiguity_type].append(reward)
 
     def rate(values: list[float]) -> dict[str, Any]:
-        successes = sum(v >= 1.0 for v in values)
+        successes = sum(map(is_success, values))
         low, high = wilson_interval(successes, len(values))
         return {
             "n": len(values),
@@ -114,7 +114,7 @@ class Evaluation:
 
 def free_successes(env: TaskEnvironment, tasks: list[Task]) -> list[bool]:
     """Per task: whether doing nothing already scores 1 (its ground truth changes nothing here)."""
-    return [env.outcome(task, []) >= 1.0 for task in tasks]
+    return [is_success(env.outcome(task, [])) for task in tasks]
 
 
 def evaluate_with_generator(

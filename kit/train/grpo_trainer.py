@@ -22,7 +22,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment
-from kit.episode import Episode, Task, episode_reward
+from kit.episode import Episode, Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
@@ -245,7 +245,7 @@ def episode_metrics(episodes: list[Episode], rewards: list[float]) -> dict[str, 
     turns = sum(e.turns for e in episodes)
     calls = sum(len(e.tool_calls) for e in episodes)
     return {
-        "episode/success_rate": sum(r >= 1.0 for r in rewards) / n,
+        "episode/success_rate": sum(map(is_success, rewards)) / n,
         "episode/tool_calls": calls / n,
         "episode/parse_failure_rate": sum(e.parse_failures for e in episodes) / max(turns, 1),
         "episode/tool_error_rate": sum(e.tool_errors for e in episodes) / max(calls, 1),
