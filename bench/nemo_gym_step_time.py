@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from kit.config.tree import DEMO_MODEL
+from kit.config.tree import DEFAULT_SERVER_PORT, DEMO_MODEL
 from kit.models import resolve_model
 from kit.paths import PROJECT_ROOT as ROOT
 from kit.testing.gym_rows import NEMO_GYM_DATABASES, comparable_rows
@@ -43,7 +43,7 @@ VARIANTS = {
 
 
 def one_run(
-    variant: str, model: str, rows: Path, steps: int, databases: Path, work: Path, index: int
+    variant: str, model: str, rows: Path, steps: int, databases: Path, work: Path, index: int, port: int
 ) -> dict:
     out = work / f"{variant}-{index}"
     command = [
@@ -51,12 +51,15 @@ def one_run(
         f"model.name_or_path={model}", f"run.output_dir={out}", f"grpo.max_steps={steps}",
         "sft.enabled=false", "task_selection.probe_tasks=0", "run.eval_tasks=0", "grpo.save_strategy='no'",
         f"env.train_file={rows}", f"env.databases={databases}", "env.tiers=[easy]",
+        f"serve.port={port}", f"generation.server_url=http://127.0.0.1:{port}",
         *VARIANTS[variant],
     ]  # fmt: skip
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"{variant} run {index} failed:\n{done.stderr[-3000:]}")
+        (work / f"{variant}-{index}.stderr.log").write_text(done.stderr)
+        raise RuntimeError(f"{variant} run {index} failed (stderr: {work}/{variant}-{index}.stderr.log):\n"
+                           f"{done.stderr[-3000:]}")  # fmt: skip
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     step_times = [m["step_time"] for m in metrics if "step_time" in m]
     episodes = [m for m in metrics if "episode/turns" in m]
@@ -82,6 +85,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4, help="GRPO steps a run (the first is left out)")
     parser.add_argument("--databases", type=Path, default=NEMO_GYM_DATABASES, help="NeMo-Gym's CSV folder")
+    parser.add_argument("--port", type=int, default=DEFAULT_SERVER_PORT, help="the policy server's port")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kit-bench-nemo-gym"))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "nemo_gym_step_time.json")
     args = parser.parse_args()
@@ -94,7 +98,9 @@ def main() -> None:
     runs = []
     for index in range(args.runs):
         for variant in VARIANTS:
-            runs.append(one_run(variant, model, rows, args.steps, args.databases, args.work, index))
+            runs.append(
+                one_run(variant, model, rows, args.steps, args.databases, args.work, index, args.port)
+            )
             print(json.dumps(runs[-1]), flush=True)
     medians = {
         v: statistics.median(r["median_step_seconds"] for r in runs if r["variant"] == v) for v in VARIANTS
