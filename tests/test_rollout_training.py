@@ -54,7 +54,7 @@ def plugin_run(demo_model_dir, tmp_path_factory):
             "grpo.max_steps=2",
             "grpo.num_generations=2",
             "grpo.per_device_train_batch_size=4",
-            "grpo.max_completion_length=96",
+            "grpo.max_completion_length=256",
             "grpo.save_strategy='no'",
             f"run.output_dir={run_dir}",
         ],
@@ -214,8 +214,9 @@ def test_scoring_skips_padding_columns_and_keeps_trls_logprobs_and_gradient(plug
     spans = [int(row.nonzero()[-1]) - int(row.nonzero()[0]) + 1 for row in attention]
     assert trl_widths == [ids.size(1)] * len(spans)
     assert kit_widths == spans and min(spans) < ids.size(1), "no padding column was skipped"
-    # Shifted positions round RoPE's float32 angles differently: 4e-5 even with float64 weights.
-    torch.testing.assert_close(logps[real], trl_logps[real], rtol=0, atol=1e-4)
-    torch.testing.assert_close(entropies[real], trl_entropies[real], rtol=0, atol=1e-4)
+    # Shifted positions round RoPE's float32 angles differently, more the longer the row: 4e-5 even with
+    # float64 weights on 100-token rows, 1.3e-4 on the ~400-token rows of a search and its answer.
+    torch.testing.assert_close(logps[real], trl_logps[real], rtol=0, atol=3e-4)
+    torch.testing.assert_close(entropies[real], trl_entropies[real], rtol=0, atol=3e-4)
     assert not logps[~real].any()
     torch.testing.assert_close(grads, trl_grads, rtol=0, atol=1e-4 * float(trl_grads.abs().max()))

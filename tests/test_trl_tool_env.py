@@ -61,7 +61,8 @@ def test_trl_parses_the_kits_calls_runs_them_and_scores_the_outcome(setting):
 
     tokenizer, env, kit_tasks = setting
     tasks = trl_tool_env.as_trl_renders(kit_tasks)
-    index = next(i for i, t in enumerate(tasks) if len(t.ground_truth) >= 2 and not t.info["invalid"])
+    # A find-then-act task: the solver's path (a search, then the write that uses the id it found).
+    index = next(i for i, t in enumerate(tasks) if len(t.solution) >= 2 and not t.info["invalid"])
     task = tasks[index]
     factories = trl_tool_env.environment_factories(tasks, env, max_tool_output_chars=40)
     episode = factories[trl_tool_env.tool_list_key(task)]()
@@ -69,15 +70,15 @@ def test_trl_parses_the_kits_calls_runs_them_and_scores_the_outcome(setting):
     tools = trl_tool_env.trl_tools(episode)
     assert [tool.__name__ for tool in tools] == [t["function"]["name"] for t in task.tools]
 
-    ids, prefix = _assistant_ids(tokenizer, task.ground_truth)
+    ids, prefix = _assistant_ids(tokenizer, task.solution)
     parsed = parse_response(tokenizer, ids, prefix=prefix, tools=tools)
     calls = [call["function"] for call in parsed["tool_calls"]]
-    assert [c["name"] for c in calls] == [c["name"] for c in task.ground_truth]
+    assert [c["name"] for c in calls] == [c["name"] for c in task.solution]
     observations = [getattr(episode, c["name"])(**c["arguments"]) for c in calls]
     assert all(len(o) <= 40 or o.endswith("more characters]") for o in observations)
     assert episode.get_reward() == 1.0
 
-    # A fresh episode of the same task starts from a clean sandbox: half the work scores no outcome.
+    # A fresh episode of the same task starts from a clean sandbox: the search alone changes nothing.
     episode.reset(task_index=index, prompt=task.messages)
     getattr(episode, calls[0]["name"])(**calls[0]["arguments"])
-    assert episode.get_reward() == env.outcome(task, task.ground_truth[:1]) < 1.0
+    assert episode.get_reward() == env.outcome(task, task.solution[:1]) < 1.0

@@ -8,6 +8,8 @@ way, and it needs over 100 steps to learn the format.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from kit.config.tree import load_config
@@ -25,10 +27,9 @@ def warmed_up(
     steps: int = 8,
 ) -> str:
     """The cached model `name`: `base_model_dir` after `steps` SFT steps (batch 8) on demonstrations of
-    `recipe`'s training tasks (with `overrides`), calls written in the format of the recipe's tool parser."""
-    target = cache_dir() / "models" / name
-    if (target / "config.json").is_file():
-        return str(target)
+    `recipe`'s training tasks (with `overrides`), calls written in the format of the recipe's tool parser.
+    The cache folder's name carries a fingerprint of the recipe, overrides, steps and tasks, so that a
+    regenerated task set builds a new model instead of reusing one taught the old tasks."""
     cfg = load_config(
         recipe,
         [
@@ -38,11 +39,16 @@ def warmed_up(
             "lr_scheduler_type: constant}",
         ],
     )
-    tokenizer = load_tokenizer(cfg.model, base_model_dir)
-    run = RunFolder(target.with_name(target.name + ".sft-run")).create()
-    env = make_environment(cfg.env, run.path / "nemo_gym")
+    models = cache_dir() / "models"
+    env = make_environment(cfg.env, models / f"{name}.nemo_gym")
     try:
         tasks = env.load_tasks(cfg.env.train_file, limit=64)
+        taught = json.dumps([recipe, overrides, steps, [task.row for task in tasks]], sort_keys=True)
+        target = models / f"{name}-{hashlib.sha256(taught.encode()).hexdigest()[:10]}"
+        if (target / "config.json").is_file():
+            return str(target)
+        tokenizer = load_tokenizer(cfg.model, base_model_dir)
+        run = RunFolder(target.with_name(target.name + ".sft-run")).create()
         model = sft_warmup(cfg, load_policy(cfg.model, base_model_dir), tokenizer, env, tasks, run)
     finally:
         env.close()
