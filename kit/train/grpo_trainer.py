@@ -1,12 +1,13 @@
 """Building TRL's GRPOTrainer around the kit's rollout, rewards and generation modes.
 
 GRPO itself is TRL's. The kit plugs in through TRL's public extension points:
-- `rollout_func`: the multi-turn tool rollout (kit.rollout.loop) with the configured generator;
+- `rollout_func`: the multi-turn tool rollout (kit.rollout.loop) with the configured generator; it returns
+  each row's episode as an extra field, which TRL hands to the reward functions;
 - `reward_funcs`: the environment's outcome reward plus optional shaping rewards, each logged by name;
   episode statistics go out through TRL's `log_metric` reward kwarg;
 - callbacks: metrics.jsonl in the run folder.
-The only internal touched is TRL's vLLM weight-sync hook (see `KitGRPOTrainer`). How rollouts are
-generated and synced is decided once, by `kit.generation.setup.resolve_generation`.
+The private parts of TRL it still needs are listed, with why, in `kit.train.trl_internals`. How rollouts
+are generated and synced is decided once, by `kit.generation.setup.resolve_generation`.
 """
 
 from __future__ import annotations
@@ -26,38 +27,17 @@ from kit.episode import Episode, Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
-from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, connect_to_server
-from kit.generation.weight_sync import ServerWeightSync, server_sync
+from kit.generation.vllm_server import VLLMServerGenerator, connect_to_server
+from kit.generation.weight_sync import server_sync
 from kit.lora import peft_config
 from kit.models import mixed_precision_args
 from kit.rollout.loop import Rollouts
 from kit.run_folder import RunFolder
+from kit.train import trl_internals
 
 log = logging.getLogger(__name__)
 
-
-def _score_only_completion_tokens_on_cpu() -> None:
-    """Make TRL's fused LM head score only completion positions on CPU, as it does on CUDA.
-
-    TRL 1.16 (`trl.trainer.utils.add_fused_lm_head`) scores every position, prompt included, on devices
-    without Triton, to keep tile shapes fixed for compilers such as Neuron's. On CPU nothing is compiled
-    and prompts are most of each sequence, so that multiplies the LM-head work several times over.
-    `_use_triton` is read there only to choose the compact path; no public option exists.
-    """
-    import trl.trainer.utils as trl_utils
-
-    original = trl_utils._use_triton
-    if getattr(original, "kit_patched", False):
-        return
-
-    def compact_on_cpu(device: torch.device) -> bool:
-        return device.type == "cpu" or original(device)
-
-    compact_on_cpu.kit_patched = True
-    trl_utils._use_triton = compact_on_cpu
-
-
-_score_only_completion_tokens_on_cpu()
+trl_internals.compact_lm_head_on_cpu()
 
 
 def prompt_key(messages: list[dict[str, Any]]) -> str:
@@ -84,17 +64,13 @@ class MetricsFileCallback(TrainerCallback):
 
 
 class KitGRPOTrainer(GRPOTrainer):
-    """GRPOTrainer whose vLLM weight sync always finishes before any rank generates.
+    """GRPOTrainer whose `rollout_func` (a `KitRollout`) gets its generator when the trainer is built:
+    `generator_for(trainer)` makes it from what TRL set up (the colocated engine, the wrapped model, the
+    weight sync), so the rollout never runs without one."""
 
-    TRL syncs vLLM weights only through `self.vllm_generation.sync_weights()`, called in
-    `GRPOTrainer._generate` before `rollout_func` whenever the global step has moved, and only when
-    `use_vllm` is on. No public hook exists for another sync, so:
-    - for the kit's own server syncs (reload, ipc) this class sets `use_vllm` and `vllm_generation`
-      after TRL's init to a `ServerWeightSync`, which has the same entry point (that also turns on
-      TRL's importance-sampling correction with the server's logprobs);
-    - around TRL's NCCL server sync it adds what TRL 1.16 leaves out: a checked prefix-cache reset
-      (TRL ignores `{"success": false}`) and a barrier, so no rank generates before rank 0's push.
-    """
+    def __init__(self, *args, generator_for: Callable[[KitGRPOTrainer], Generator], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.rollout_func.generator = generator_for(self)
 
     def add_callback(self, callback) -> None:
         """Add a callback; one that draws its own progress (`replaces_progress_display`, such as
@@ -105,25 +81,6 @@ class KitGRPOTrainer(GRPOTrainer):
             from transformers.utils.notebook import NotebookProgressCallback
 
             self.remove_callback(NotebookProgressCallback)
-
-    def attach_server_sync(self, sync: ServerWeightSync) -> None:
-        self.vllm_generation = sync
-        self.use_vllm = True
-        self.vllm_mode = "server"
-        # No step is -1, so the first rollout pushes the policy first: after a resume from step N too,
-        # and then it holds the checkpoint's weights (TRL loads them before the first step).
-        self._last_loaded_step = -1
-
-    def guard_trl_server_sync(self, client: VLLMServerClient) -> None:
-        trl_sync = self.vllm_generation.sync_weights
-
-        def sync_weights() -> None:
-            trl_sync()
-            if self.accelerator.is_main_process:
-                client.reset_prefix_cache()
-            self.accelerator.wait_for_everyone()
-
-        self.vllm_generation.sync_weights = sync_weights
 
     def _get_per_token_logps_and_entropies(
         self, model, input_ids, attention_mask, logits_to_keep, batch_size=None, **kwargs
@@ -180,7 +137,7 @@ def _pad_columns(values: torch.Tensor, width: int) -> torch.Tensor:
 
 
 class KitRollout:
-    """TRL `rollout_func` + reward functions sharing the episodes of the current batch."""
+    """TRL `rollout_func` and the reward functions over the episodes it returns."""
 
     def __init__(
         self, cfg: KitConfig, env: TaskEnvironment, tasks: list[Task], tokenizer, run: RunFolder, user=None
@@ -190,34 +147,27 @@ class KitRollout:
         self.by_prompt = {prompt_key(t.messages): t for t in tasks}
         self.rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
         self.run = run
-        self.generator: Generator | None = None
-        self._episodes: dict[str, list[Episode]] = {}
+        self.generator: Generator | None = None  # set by KitGRPOTrainer when it is built
 
     def _task(self, prompt: list[dict[str, Any]]) -> Task:
         return self.by_prompt[prompt_key(prompt)]
 
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: GRPOTrainer) -> dict[str, list]:
-        assert self.generator is not None, "KitRollout.generator is set by build_trainer"
         args = trainer.args
         tasks = [self._task(p) for p in prompts]
         sampling = Sampling(args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty)
         episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
-        rollout_id = f"{trainer.state.global_step}:{len(self._episodes)}"
-        self._episodes = {rollout_id: episodes}
         return {
             "prompt_ids": [e.prompt_ids for e in episodes],
             "completion_ids": [e.completion_ids for e in episodes],
             "logprobs": [e.logprobs for e in episodes],
             "env_mask": [e.env_mask for e in episodes],
-            "rollout_id": [rollout_id] * len(episodes),
-            "episode_index": list(range(len(episodes))),
+            "episode": episodes,  # TRL passes extra fields, row by row, to the reward functions
         }
 
-    def outcome(
-        self, prompts, completions, rollout_id, episode_index, log_metric=None, trainer_state=None, **_
-    ):
+    def outcome(self, prompts, completions, episode, log_metric=None, trainer_state=None, **_):
         """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state."""
-        episodes = [self._episodes[r][i] for r, i in zip(rollout_id, episode_index, strict=True)]
+        episodes: list[Episode] = episode
         tasks = [self._task(p) for p in prompts]
         rewards = [episode_reward(e) for e in episodes]
         if log_metric is not None:
@@ -231,9 +181,8 @@ class KitRollout:
     def shaping_function(self, name: str) -> Callable[..., list[float]]:
         shaping = self.env.shaping[name]
 
-        def reward(prompts, completions, rollout_id, episode_index, **_):
-            episodes = [self._episodes[r][i] for r, i in zip(rollout_id, episode_index, strict=True)]
-            return [shaping(self._task(p), e) for p, e in zip(prompts, episodes, strict=True)]
+        def reward(prompts, completions, episode, **_):
+            return [shaping(self._task(p), e) for p, e in zip(prompts, episode, strict=True)]
 
         reward.__name__ = name
         return reward
@@ -272,16 +221,22 @@ def _generator_for(
     if setup.mode == "colocate":
         from kit.generation.colocate import VLLMColocateGenerator
 
-        return VLLMColocateGenerator(trainer.vllm_generation.llm)
+        return VLLMColocateGenerator(trl_internals.colocated_llm(trainer))
     client = connect_to_server(cfg.generation, run.server_log)
     log.info("generation: %s", setup.describe())
     if setup.sync == "nccl":
-        trainer.guard_trl_server_sync(client)
+        # TRL 1.16 ignores the server's {"success": false} on a prefix-cache reset and lets ranks generate
+        # before rank 0's push ends: the reset is checked and a barrier added after each of its syncs.
+        def reset_and_wait() -> None:
+            if trainer.accelerator.is_main_process:
+                client.reset_prefix_cache()
+            trainer.accelerator.wait_for_everyone()
+
+        trl_internals.wrap_weight_sync(trainer, reset_and_wait)
     else:
         folder = run.path / "weights_sync"
-        trainer.attach_server_sync(
-            server_sync(setup.sync, trainer.model_wrapped, trainer.accelerator, client, folder)
-        )
+        sync = server_sync(setup.sync, trainer.model_wrapped, trainer.accelerator, client, folder)
+        trl_internals.route_weight_sync(trainer, sync)
     return VLLMServerGenerator(client)
 
 
@@ -312,7 +267,7 @@ def build_trainer(
             )
         reward_funcs.append(rollout.shaping_function(name))
     dataset = Dataset.from_list([{"prompt": t.messages} for t in tasks])
-    trainer = KitGRPOTrainer(
+    return KitGRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,
         args=grpo_args(cfg, run, setup),
@@ -321,6 +276,5 @@ def build_trainer(
         rollout_func=rollout,
         callbacks=[MetricsFileCallback(run)],
         peft_config=peft_config(cfg.model.lora),
+        generator_for=lambda trainer: _generator_for(cfg, setup, trainer, tokenizer, run),
     )
-    rollout.generator = _generator_for(cfg, setup, trainer, tokenizer, run)
-    return trainer

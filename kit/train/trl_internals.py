@@ -1,0 +1,103 @@
+"""Every private part of TRL the kit relies on, in one place: what it is, why no public option does the
+job, and the TRL version it was read against. `problems()` reads the installed TRL and names whatever no
+longer looks the way the kit expects; tests/test_trl_internals.py fails on any, so a TRL upgrade that
+changes one of them is caught before a run.
+
+- `trl.trainer.utils._use_triton`: TRL's fused LM head scores every position on devices without Triton;
+  on CPU the kit makes it score completion positions only (`compact_lm_head_on_cpu`).
+- `GRPOTrainer._get_per_token_logps_and_entropies`: overridden by `KitGRPOTrainer` to skip the columns
+  that are padding in every row of a chunk.
+- `GRPOTrainer.vllm_generation`, `.use_vllm`, `.vllm_mode`, `._last_loaded_step`: `_generate` syncs
+  weights only through `vllm_generation.sync_weights()`, when `use_vllm` is on and the step has moved.
+  The kit's own server syncs (file reload, CUDA IPC) take that place (`route_weight_sync`); TRL's NCCL
+  sync gets a checked prefix-cache reset and a barrier after it (`wrap_weight_sync`).
+- `GRPOTrainer.vllm_generation.llm`: the colocated vLLM engine TRL built, which the kit's multi-turn
+  rollout generates with (`colocated_llm`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+CHECKED_AGAINST = "1.16.0"
+"""The TRL version whose source these were read in."""
+
+
+def compact_lm_head_on_cpu() -> None:
+    """Make TRL's fused LM head score only completion positions on CPU, as it does on CUDA.
+
+    TRL (`trl.trainer.utils.add_fused_lm_head`) scores every position, prompt included, on devices
+    without Triton, to keep tile shapes fixed for compilers such as Neuron's. On CPU nothing is compiled
+    and prompts are most of each sequence, so that multiplies the LM-head work several times over.
+    `_use_triton` is read there only to choose the compact path.
+    """
+    import trl.trainer.utils as trl_utils
+
+    original = trl_utils._use_triton
+    if getattr(original, "kit_patched", False):
+        return
+
+    def compact_on_cpu(device) -> bool:
+        return device.type == "cpu" or original(device)
+
+    compact_on_cpu.kit_patched = True
+    trl_utils._use_triton = compact_on_cpu
+
+
+def route_weight_sync(trainer, sync) -> None:
+    """Make TRL's `_generate` call `sync.sync_weights()` before each step's rollouts, as it calls its own
+    vLLM sync (this also turns on TRL's importance-sampling correction with the server's logprobs)."""
+    trainer.vllm_generation = sync
+    trainer.use_vllm = True
+    trainer.vllm_mode = "server"
+    # No step is -1, so the first rollout pushes the policy first: after a resume from step N too,
+    # and then it holds the checkpoint's weights (TRL loads them before the first step).
+    trainer._last_loaded_step = -1
+
+
+def wrap_weight_sync(trainer, after: Callable[[], None]) -> None:
+    """Run `after` right after each of TRL's own vLLM weight syncs."""
+    trl_sync = trainer.vllm_generation.sync_weights
+
+    def sync_weights() -> None:
+        trl_sync()
+        after()
+
+    trainer.vllm_generation.sync_weights = sync_weights
+
+
+def colocated_llm(trainer) -> Any:
+    """The `vllm.LLM` TRL built in colocate mode, whose weights TRL syncs before each step's rollouts."""
+    return trainer.vllm_generation.llm
+
+
+def problems() -> list[str]:
+    """What in the installed TRL no longer matches the internals above (empty when all do)."""
+    import trl
+    import trl.trainer.utils as trl_utils
+    from trl import GRPOTrainer
+
+    found = []
+    if not callable(getattr(trl_utils, "_use_triton", None)):
+        found.append("trl.trainer.utils._use_triton is gone")
+    elif "_use_triton(" not in inspect.getsource(trl_utils.add_fused_lm_head):
+        found.append("trl.trainer.utils.add_fused_lm_head no longer asks _use_triton")
+    scoring = inspect.signature(GRPOTrainer._get_per_token_logps_and_entropies).parameters
+    expected = ["self", "model", "input_ids", "attention_mask", "logits_to_keep", "batch_size"]
+    if list(scoring)[: len(expected)] != expected:
+        found.append(f"GRPOTrainer._get_per_token_logps_and_entropies takes {list(scoring)}")
+    generate = inspect.getsource(GRPOTrainer._generate)
+    for needed in ("self.use_vllm", "self._last_loaded_step", "self.vllm_generation.sync_weights()"):
+        if needed not in generate:
+            found.append(f"GRPOTrainer._generate no longer reads {needed}")
+    if "self.rollout_func(" not in generate:
+        found.append("GRPOTrainer._generate no longer calls rollout_func")
+    from trl.generation.vllm_generation import VLLMGeneration
+
+    if "self.llm" not in inspect.getsource(VLLMGeneration):
+        found.append("trl.generation.vllm_generation.VLLMGeneration no longer holds the colocated `llm`")
+    if found and trl.__version__ != CHECKED_AGAINST:
+        found.append(f"(the kit read these in TRL {CHECKED_AGAINST}; installed: {trl.__version__})")
+    return found
