@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import chat_prompt
 
-from kit.config.tree import ConfigError, load_config
+from kit.config.tree import ConfigError, RolloutConfig, load_config
 from kit.episode import Episode
 from kit.generation.setup import IPC_RECEIVER, is_loopback_url, resolve_generation, server_flags
 from kit.rollout.loop import RolloutSettings, token_budget
@@ -183,7 +183,11 @@ def test_builtin_plugin_imports_with_vllm_026_layout():
 )  # fmt: skip
 def test_token_budget_never_exceeds_the_context(prompt, done, context, budget):
     episode = Episode(prompt_ids=[1] * prompt, completion_ids=[2] * done)
-    assert token_budget(episode, RolloutSettings(max_completion_tokens=256), context) == budget
+    assert token_budget(episode, _settings(max_completion_tokens=256), context) == budget
+
+
+def _settings(max_turns: int = 4, max_completion_tokens: int = 256) -> RolloutSettings:
+    return RolloutSettings.of(RolloutConfig(max_turns=max_turns), max_completion_tokens, max_user_turns=5)
 
 
 class _Recording:
@@ -225,7 +229,7 @@ def test_rollout_requests_fit_the_context(rollout_parts):
     tasks, generator, parser, encoder, env = rollout_parts
     context = max(len(encoder.prompt_ids(t)) for t in tasks) + 20
     recording = _Recording(generator, context)
-    settings = RolloutSettings(max_turns=3, max_completion_tokens=256)
+    settings = _settings(max_turns=3, max_completion_tokens=256)
     episodes = run_episodes(tasks, recording, Sampling(), parser, encoder, env, settings)
     assert recording.requests and all(p + m <= context for p, m in recording.requests)
     assert all(len(e.prompt_ids) + len(e.completion_ids) <= context for e in episodes)
@@ -238,7 +242,7 @@ def test_non_finite_logprobs_never_reach_the_trainer(rollout_parts):
     tasks, generator, parser, encoder, env = rollout_parts
     corrupt = _Recording(generator, None, corrupt=True)
     with pytest.raises(RolloutError, match="logprobs-mode processed_logprobs"):
-        run_episodes(tasks, corrupt, Sampling(), parser, encoder, env, RolloutSettings())
+        run_episodes(tasks, corrupt, Sampling(), parser, encoder, env, _settings())
 
 
 def test_transformers_logprobs_are_the_policys_own_for_the_sampled_tokens(demo_model_dir):

@@ -45,12 +45,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RolloutSettings:
-    max_turns: int = 4  # model calls per policy turn
-    max_completion_tokens: int = 256  # per episode, observations included
-    max_tool_output_chars: int = 800
-    max_user_turns: int = 5  # policy turns of a dialogue task
+    """One rollout's limits: the recipe's (`rollout`, `user_model.max_turns`) and the episode budget."""
+
+    max_turns: int  # model calls per policy turn
+    max_completion_tokens: int  # per episode, observations included
+    max_tool_output_chars: int
+    max_user_turns: int  # policy turns of a dialogue task
+
+    @classmethod
+    def of(cls, rollout: RolloutConfig, max_completion_tokens: int, max_user_turns: int) -> RolloutSettings:
+        return cls(rollout.max_turns, max_completion_tokens, rollout.max_tool_output_chars, max_user_turns)
 
 
 class RolloutError(RuntimeError):
@@ -309,9 +315,7 @@ class Rollouts:
     ) -> list[Episode]:
         """One episode per task; `max_tokens` is each episode's completion budget over all its turns,
         tool results and user replies included."""
-        settings = RolloutSettings(
-            self.cfg.max_turns, max_tokens, self.cfg.max_tool_output_chars, self.max_user_turns
-        )
+        settings = RolloutSettings.of(self.cfg, max_tokens, self.max_user_turns)
         return run_episodes(
             tasks, generator, sampling, self.parser, self.encoder, self.env, settings, self.user
         )
