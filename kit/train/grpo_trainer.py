@@ -200,7 +200,10 @@ class KitRollout:
         assert self.generator is not None, "KitRollout.generator is set by build_trainer"
         args = trainer.args
         tasks = [self._task(p) for p in prompts]
-        sampling = Sampling(args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty)
+        sampling = Sampling(
+            args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty,
+            self.cfg.generation.ignore_eos,
+        )  # fmt: skip
         episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
         rollout_id = f"{trainer.state.global_step}:{len(self._episodes)}"
         self._episodes = {rollout_id: episodes}
