@@ -11,6 +11,8 @@ generated and synced is decided once, by `kit.generation.setup.resolve_generatio
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
 from collections.abc import Callable
@@ -29,7 +31,7 @@ from kit.generation.transformers_gen import TransformersGenerator, context_lengt
 from kit.generation.vllm_server import VLLMServerClient, VLLMServerGenerator, connect_to_server
 from kit.generation.weight_sync import ServerWeightSync, server_sync
 from kit.lora import peft_config
-from kit.models import mixed_precision_args
+from kit.models import is_dummy_model, mixed_precision_args
 from kit.rollout.loop import Rollouts
 from kit.run_folder import RunFolder
 
@@ -288,6 +290,22 @@ def _generator_for(
     return VLLMServerGenerator(client)
 
 
+@contextlib.contextmanager
+def _colocated_vllm_loads_dummy_weights():
+    """While TRL builds its colocated vLLM engine: with `load_format="dummy"`, for a dummy-weight policy
+    (kit.dummy_models), whose folder has no weights to read. TRL 1.16 builds `vllm.LLM` itself
+    (`trl.generation.vllm_generation.LLM`, a private name) with no option for the load format; it pushes
+    the policy's weights in before the first rollout."""
+    import trl.generation.vllm_generation as trl_vllm
+
+    original = trl_vllm.LLM
+    trl_vllm.LLM = functools.partial(original, load_format="dummy")
+    try:
+        yield
+    finally:
+        trl_vllm.LLM = original
+
+
 def build_trainer(
     cfg: KitConfig,
     model,
@@ -315,15 +333,17 @@ def build_trainer(
             )
         reward_funcs.append(rollout.shaping_function(name))
     dataset = Dataset.from_list([{"prompt": t.messages} for t in tasks])
-    trainer = KitGRPOTrainer(
-        model=model,
-        reward_funcs=reward_funcs,
-        args=grpo_args(cfg, run, setup),
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        rollout_func=rollout,
-        callbacks=[MetricsFileCallback(run)],
-        peft_config=peft_config(cfg.model.lora),
-    )
+    dummy_colocated = setup.mode == "colocate" and is_dummy_model(model.name_or_path)
+    with _colocated_vllm_loads_dummy_weights() if dummy_colocated else contextlib.nullcontext():
+        trainer = KitGRPOTrainer(
+            model=model,
+            reward_funcs=reward_funcs,
+            args=grpo_args(cfg, run, setup),
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            rollout_func=rollout,
+            callbacks=[MetricsFileCallback(run)],
+            peft_config=peft_config(cfg.model.lora),
+        )
     rollout.generator = _generator_for(cfg, setup, trainer, tokenizer, run)
     return trainer
