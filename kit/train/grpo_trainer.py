@@ -3,7 +3,7 @@
 GRPO itself is TRL's. The kit plugs in through TRL's public extension points:
 - `rollout_func`: the multi-turn tool rollout (kit.rollout.loop) with the configured generator;
 - `reward_funcs`: the environment's outcome reward plus optional shaping rewards, each logged by name;
-  episode statistics go out through TRL's `log_metric` reward kwarg;
+  episode statistics and the rollout's wall time go out through TRL's `log_metric` reward kwarg;
 - callbacks: metrics.jsonl in the run folder.
 The only internal touched is TRL's vLLM weight-sync hook (see `KitGRPOTrainer`). How rollouts are
 generated and synced is decided once, by `kit.generation.setup.resolve_generation`.
@@ -15,6 +15,7 @@ import contextlib
 import functools
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -194,6 +195,7 @@ class KitRollout:
         self.run = run
         self.generator: Generator | None = None
         self._episodes: dict[str, list[Episode]] = {}
+        self.rollout_seconds = 0.0  # of the last batch
 
     def _task(self, prompt: list[dict[str, Any]]) -> Task:
         return self.by_prompt[prompt_key(prompt)]
@@ -206,7 +208,9 @@ class KitRollout:
             args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty,
             self.cfg.generation.ignore_eos,
         )  # fmt: skip
+        started = time.perf_counter()
         episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
+        self.rollout_seconds = time.perf_counter() - started
         rollout_id = f"{trainer.state.global_step}:{len(self._episodes)}"
         self._episodes = {rollout_id: episodes}
         return {
@@ -228,6 +232,10 @@ class KitRollout:
         if log_metric is not None:
             for name, value in episode_metrics(episodes, rewards).items():
                 log_metric(name, value)
+            # Generation, tool calls and scoring of the batch, weight sync excluded: this process's share.
+            log_metric("rollout/seconds", self.rollout_seconds)
+            sampled = sum(e.generated_tokens for e in episodes)
+            log_metric("rollout/sampled_tokens_per_second", sampled / max(self.rollout_seconds, 1e-9))
         # A batch's episodes train optimizer step global_step + 1, the step metrics.jsonl logs them under.
         step = trainer_state.global_step + 1 if trainer_state is not None else -1
         self.run.append_trajectories(step, tasks, episodes, rewards)
