@@ -299,7 +299,7 @@ def _generator_for(
 
 
 @contextlib.contextmanager
-def _colocated_vllm_loads_dummy_weights():
+def colocated_vllm_loads_dummy_weights():
     """While TRL builds its colocated vLLM engine: with `load_format="dummy"`, for a dummy-weight policy
     (kit.dummy_models), whose folder has no weights to read. TRL 1.16 builds `vllm.LLM` itself
     (`trl.generation.vllm_generation.LLM`, a private name) with no option for the load format; it pushes
@@ -342,7 +342,7 @@ def build_trainer(
         reward_funcs.append(rollout.shaping_function(name))
     dataset = Dataset.from_list([{"prompt": t.messages} for t in tasks])
     dummy_colocated = setup.mode == "colocate" and is_dummy_model(model.name_or_path)
-    with _colocated_vllm_loads_dummy_weights() if dummy_colocated else contextlib.nullcontext():
+    with colocated_vllm_loads_dummy_weights() if dummy_colocated else contextlib.nullcontext():
         trainer = KitGRPOTrainer(
             model=model,
             reward_funcs=reward_funcs,
