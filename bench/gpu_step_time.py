@@ -1,7 +1,7 @@
 """Seconds per GRPO step on one GPU: the kit's multi-turn colocate rollouts vs plain TRL colocate.
 
     python bench/gpu_step_time.py [--runs 3] [--steps 8] [--variants kit trl-tools trl kit-1turn]
-                                  [--out bench/results/gpu_step_time.json]
+                                  [--base MODEL_DIR] [--out bench/results/gpu_step_time.json]
 
 Every side gets the same model (the demo model after a short SFT warm-up, so that episodes call tools
 and run several turns), the same prompts (workplace tasks rendered with the kit's template and tools,
@@ -20,6 +20,11 @@ The variants:
 - `kit-padded`: the kit with TRL's own scoring, every chunk at the batch's full padded width: what
   skipping all-padding columns saves.
 
+At the sizes users train (issue 38), `--base DIR` takes a model folder instead of the SFT-warmed demo
+model, such as a dummy-weight one (`kit model dummy --arch qwen3-4b`). Its text is noise and never calls a
+tool, so every side runs one turn; pin the sampled length on every side with the overrides
+`generation.ignore_eos=true 'grpo.generation_kwargs={ignore_eos: true}'` (the kit's rollout, TRL's own).
+
 Step time is the wall time between consecutive optimizer steps, the first step (vLLM warm-up) left
 out. Each step is split into generation (TRL's `_generate`: weight sync, every turn's sampling, tool
 calls and parsing), scoring (rewards and the old policy's logprobs) and training (loss, backward,
@@ -32,6 +37,7 @@ ratios compare seconds per 1000 sampled tokens (medians over runs). `--runs 0` o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -168,10 +174,17 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
     from kit.envs.environment import make_environment
     from kit.episode import ToolMessageEncoder
     from kit.generation.setup import resolve_generation
-    from kit.models import load_policy, load_tokenizer
+    from kit.models import is_dummy_model, load_policy, load_tokenizer
     from kit.run_folder import RunFolder
     from kit.tool_parsers import load_parser
-    from kit.train.grpo_trainer import build_trainer, grpo_args
+    from kit.train.grpo_trainer import build_trainer, colocated_vllm_loads_dummy_weights, grpo_args
+
+    def trl_trainer(**kwargs) -> GRPOTrainer:
+        """TRL's own trainer; for a dummy-weight folder its colocated vLLM loads dummy weights, as the kit's
+        trainer does (build_trainer)."""
+        dummy = is_dummy_model(model_dir)
+        with colocated_vllm_loads_dummy_weights() if dummy else contextlib.nullcontext():
+            return GRPOTrainer(**kwargs)
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = _config(model_dir, steps, tmp, [*VARIANT_OVERRIDES[variant], *extra])
@@ -197,7 +210,7 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
             ]
             args = grpo_args(cfg, run, resolve_generation(cfg))
             args.max_tool_calling_iterations = cfg.rollout.max_turns - 1
-            trainer = GRPOTrainer(
+            trainer = trl_trainer(
                 model=model,
                 reward_funcs=[],  # each environment scores its own episode (`get_reward`)
                 args=args,
@@ -222,7 +235,7 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
                     rewards.append(env.outcome(tasks[index], calls))
                 return rewards
 
-            trainer = GRPOTrainer(
+            trainer = trl_trainer(
                 model=model,
                 reward_funcs=[outcome],
                 args=grpo_args(cfg, run, resolve_generation(cfg)),
@@ -370,6 +383,7 @@ def main() -> None:
     )
     parser.add_argument("--sft-examples", type=int, default=800)
     parser.add_argument("--work", default=None, help="folder for the SFT model (default: a temporary one)")
+    parser.add_argument("--base", help="train this model folder (e.g. a dummy-weight one), not the SFT model")
     parser.add_argument("--out", default="bench/results/gpu_step_time.json")
     parser.add_argument(
         "overrides",
@@ -391,12 +405,13 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     target = work / "sft_model"  # kept from an earlier run in the same --work folder
-    model_dir = (
-        str(target)
-        if (target / "config.json").is_file()
-        else sft_model(target, args.sft_examples, args.overrides)
-    )
-    print(f"SFT warm-up: {time.perf_counter() - started:.0f} s -> {model_dir}", flush=True)
+    if args.base:
+        model_dir = args.base
+    elif (target / "config.json").is_file():
+        model_dir = str(target)
+    else:
+        model_dir = sft_model(target, args.sft_examples, args.overrides)
+    print(f"model: {model_dir} ({time.perf_counter() - started:.0f} s)", flush=True)
     runs: list[dict] = []
     for index in range(args.runs):
         for variant in args.variants:

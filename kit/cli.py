@@ -1,4 +1,4 @@
-"""The `kit` command line: train, eval, serve, env, tools, sky.
+"""The `kit` command line: train, eval, serve, model, env, gym, tools, sky.
 
 Each subcommand imports its (heavy) modules only when it runs, so `kit --help` is instant.
 Exit codes: 0 ok, 1 the job failed, 2 bad input (config, arguments, files) with a message saying what to fix.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 from kit.config.tree import ConfigError
 
@@ -51,6 +52,22 @@ def _serve(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config, args.overrides)
     return serve_cli(cfg, args)
+
+
+def _model_dummy(args: argparse.Namespace) -> int:
+    from kit.dummy_models import write_dummy_model
+    from kit.models import ModelResolutionError, cache_dir
+
+    name = f"{args.arch}-tiny-dummy" if args.tiny else f"{args.arch}-dummy"
+    try:
+        folder = write_dummy_model(args.arch, Path(args.out or cache_dir() / "models" / name), args.tiny)
+    except ModelResolutionError as err:
+        print(f"kit model dummy: {err}", file=sys.stderr)
+        return 2
+    print(f"{folder}\n  DUMMY weights, for measuring cost only ({folder}/DUMMY_WEIGHTS.md). Use it with\n"
+          f"  kit train --config single_gpu model.name_or_path={folder} generation.ignore_eos=true",
+          flush=True)  # fmt: skip
+    return 0
 
 
 def _register_group(sub, name: str, help_text: str, module: str) -> None:
@@ -114,6 +131,23 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--api-key", help="require this API key on every endpoint but /health")
     serve.add_argument("--log-file", help="write the server log here (default: RUN_DIR/server.log)")
     serve.set_defaults(func=_serve)
+
+    model = sub.add_parser("model", help="model folders: published architectures with dummy weights")
+    model_sub = model.add_subparsers(dest="model_command", metavar="COMMAND")
+    model_sub.required = True
+    dummy = model_sub.add_parser(
+        "dummy",
+        help="write a model folder of a published architecture with dummy weights, for measuring cost only",
+        description="Write a model folder with a published architecture's dimensions, the demo tokenizer "
+        "and no weights: kit serve loads it with --load-format dummy, kit train initialises the policy at "
+        "random. Speed and memory are the architecture's; learning cannot be measured with it.",
+    )
+    from kit.dummy_models import ARCHITECTURES
+
+    dummy.add_argument("--arch", required=True, choices=list(ARCHITECTURES), help="published architecture")
+    dummy.add_argument("--tiny", action="store_true", help="the same architecture at test size (2 layers)")
+    dummy.add_argument("--out", help="the folder (default: $KIT_CACHE/models/ARCH[-tiny]-dummy)")
+    dummy.set_defaults(func=_model_dummy)
 
     _register_group(
         sub,

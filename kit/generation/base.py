@@ -9,12 +9,14 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class Sampling:
-    """Sampling settings; temperature 0 means greedy."""
+    """Sampling settings; temperature 0 means greedy. `ignore_eos`: sample the whole token budget, past
+    the end-of-sequence token (generation.ignore_eos)."""
 
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
     repetition_penalty: float = 1.0
+    ignore_eos: bool = False
 
 
 @dataclass

@@ -71,6 +71,7 @@ def _params(budget: int, sampling: Sampling):
         top_p=sampling.top_p,
         top_k=sampling.top_k if sampling.top_k > 0 else -1,
         repetition_penalty=sampling.repetition_penalty,
+        ignore_eos=sampling.ignore_eos,
         logprobs=0,
         # The rollout decodes the sampled ids itself; vLLM's per-step incremental detokenizing is wasted work.
         detokenize=False,

@@ -1,10 +1,13 @@
-"""The server side of CUDA IPC weight sync: a vLLM worker extension (`--worker-extension-cls`).
+"""The server side of the kit's weight syncs: a vLLM worker extension (`--worker-extension-cls`).
 
-vLLM mixes this class into each of its GPU workers; the trainer calls its method through the
-dev-mode `/collective_rpc` endpoint. The trainer sends, for each parameter, the CUDA IPC handle of
-the tensor it already holds on the same GPU (`torch.multiprocessing.reductions.reduce_tensor`), as
-JSON, not pickle: the worker opens the handles and copies the values into its own weights with the
-model's `load_weights`, the same call TRL uses for colocated vLLM. Nothing goes through host memory.
+vLLM mixes this class into each of its workers; the trainer calls its methods through the dev-mode
+`/collective_rpc` endpoint. `kit_reload_weights` serves the file sync (`ReloadWeightSync`), and
+`kit_load_ipc_weights` the CUDA IPC sync.
+
+For CUDA IPC the trainer sends, for each parameter, the CUDA IPC handle of the tensor it already holds
+on the same GPU (`torch.multiprocessing.reductions.reduce_tensor`), as JSON, not pickle: the worker opens
+the handles and copies the values into its own weights with the model's `load_weights`, the same call TRL
+uses for colocated vLLM. Nothing goes through host memory.
 """
 
 from __future__ import annotations
@@ -65,7 +68,17 @@ def open_tensor_handle(spec: dict[str, Any], device_index: int):
 
 
 class IPCWeightReceiver:
-    """Mixed into vLLM's worker: `kit_load_ipc_weights` loads the trainer's weights from IPC handles."""
+    """Mixed into vLLM's worker: `kit_load_ipc_weights` loads the trainer's weights from IPC handles,
+    `kit_reload_weights` from a folder of safetensors."""
+
+    def kit_reload_weights(self, weights_path: str) -> None:
+        """vLLM's `reload_weights` from the safetensors in `weights_path`. A server started with
+        `--load-format dummy` (a dummy-weight folder) has no loader that reads files, so there the files'
+        tensors are handed to vLLM's reload as an iterator, which loads and post-processes them alike."""
+        if self.vllm_config.load_config.load_format != "dummy":
+            self.reload_weights(weights_path=weights_path)
+            return
+        self.reload_weights(weights_iterator=_safetensors(weights_path))
 
     def kit_load_ipc_weights(self, weights: list[list[Any]]) -> int:
         """Load `[[name, handle spec], ...]` into the model; returns the number of tensors loaded."""
@@ -85,3 +98,15 @@ class IPCWeightReceiver:
         self.model_runner.model.load_weights(weights=tensors)
         torch.cuda.synchronize(device_index)
         return len(tensors)
+
+
+def _safetensors(folder: str):
+    """(name, tensor) of every tensor in the folder's safetensors files."""
+    from pathlib import Path
+
+    from safetensors import safe_open
+
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        with safe_open(str(path), framework="pt") as tensors:
+            for name in tensors.keys():  # noqa: SIM118 (safe_open has no __iter__)
+                yield name, tensors.get_tensor(name)

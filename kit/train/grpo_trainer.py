@@ -4,7 +4,7 @@ GRPO itself is TRL's. The kit plugs in through TRL's public extension points:
 - `rollout_func`: the multi-turn tool rollout (kit.rollout.loop) with the configured generator; it returns
   each row's episode as an extra field, which TRL hands to the reward functions;
 - `reward_funcs`: the environment's outcome reward plus optional shaping rewards, each logged by name;
-  episode statistics go out through TRL's `log_metric` reward kwarg;
+  episode statistics and the rollout's wall time go out through TRL's `log_metric` reward kwarg;
 - callbacks: metrics.jsonl in the run folder.
 The private parts of TRL it still needs are listed, with why, in `kit.train.trl_internals`. How rollouts
 are generated and synced is decided once, by `kit.generation.setup.resolve_generation`.
@@ -12,8 +12,11 @@ are generated and synced is decided once, by `kit.generation.setup.resolve_gener
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +33,7 @@ from kit.generation.transformers_gen import TransformersGenerator, context_lengt
 from kit.generation.vllm_server import VLLMServerGenerator, connect_to_server
 from kit.generation.weight_sync import server_sync
 from kit.lora import peft_config
-from kit.models import mixed_precision_args
+from kit.models import is_dummy_model, mixed_precision_args
 from kit.rollout.loop import Rollouts
 from kit.run_folder import RunFolder
 from kit.train import trl_internals
@@ -148,6 +151,7 @@ class KitRollout:
         self.rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
         self.run = run
         self.generator: Generator | None = None  # set by KitGRPOTrainer when it is built
+        self.rollout_seconds = 0.0  # of the last batch
 
     def _task(self, prompt: list[dict[str, Any]]) -> Task:
         return self.by_prompt[prompt_key(prompt)]
@@ -155,8 +159,13 @@ class KitRollout:
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: GRPOTrainer) -> dict[str, list]:
         args = trainer.args
         tasks = [self._task(p) for p in prompts]
-        sampling = Sampling(args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty)
+        sampling = Sampling(
+            args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty,
+            self.cfg.generation.ignore_eos,
+        )  # fmt: skip
+        started = time.perf_counter()
         episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
+        self.rollout_seconds = time.perf_counter() - started
         return {
             "prompt_ids": [e.prompt_ids for e in episodes],
             "completion_ids": [e.completion_ids for e in episodes],
@@ -173,6 +182,10 @@ class KitRollout:
         if log_metric is not None:
             for name, value in episode_metrics(episodes, rewards).items():
                 log_metric(name, value)
+            # Generation, tool calls and scoring of the batch, weight sync excluded: this process's share.
+            log_metric("rollout/seconds", self.rollout_seconds)
+            sampled = sum(e.generated_tokens for e in episodes)
+            log_metric("rollout/sampled_tokens_per_second", sampled / max(self.rollout_seconds, 1e-9))
         # A batch's episodes train optimizer step global_step + 1, the step metrics.jsonl logs them under.
         step = trainer_state.global_step + 1 if trainer_state is not None else -1
         self.run.append_trajectories(step, tasks, episodes, rewards)
@@ -240,6 +253,22 @@ def _generator_for(
     return VLLMServerGenerator(client)
 
 
+@contextlib.contextmanager
+def colocated_vllm_loads_dummy_weights():
+    """While TRL builds its colocated vLLM engine: with `load_format="dummy"`, for a dummy-weight policy
+    (kit.dummy_models), whose folder has no weights to read. TRL 1.16 builds `vllm.LLM` itself
+    (`trl.generation.vllm_generation.LLM`, a private name) with no option for the load format; it pushes
+    the policy's weights in before the first rollout."""
+    import trl.generation.vllm_generation as trl_vllm
+
+    original = trl_vllm.LLM
+    trl_vllm.LLM = functools.partial(original, load_format="dummy")
+    try:
+        yield
+    finally:
+        trl_vllm.LLM = original
+
+
 def build_trainer(
     cfg: KitConfig,
     model,
@@ -267,14 +296,16 @@ def build_trainer(
             )
         reward_funcs.append(rollout.shaping_function(name))
     dataset = Dataset.from_list([{"prompt": t.messages} for t in tasks])
-    return KitGRPOTrainer(
-        model=model,
-        reward_funcs=reward_funcs,
-        args=grpo_args(cfg, run, setup),
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        rollout_func=rollout,
-        callbacks=[MetricsFileCallback(run)],
-        peft_config=peft_config(cfg.model.lora),
-        generator_for=lambda trainer: _generator_for(cfg, setup, trainer, tokenizer, run),
-    )
+    dummy_colocated = setup.mode == "colocate" and is_dummy_model(model.name_or_path)
+    with colocated_vllm_loads_dummy_weights() if dummy_colocated else contextlib.nullcontext():
+        return KitGRPOTrainer(
+            model=model,
+            reward_funcs=reward_funcs,
+            args=grpo_args(cfg, run, setup),
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            rollout_func=rollout,
+            callbacks=[MetricsFileCallback(run)],
+            peft_config=peft_config(cfg.model.lora),
+            generator_for=lambda trainer: _generator_for(cfg, setup, trainer, tokenizer, run),
+        )

@@ -36,7 +36,7 @@ from kit.device import peak_gpu_memory
 from kit.envs.environment import make_environment
 from kit.generation.setup import resolve_generation
 from kit.lora import is_peft_model, merged_parameters
-from kit.models import load_policy, load_tokenizer, resolve_model
+from kit.models import is_dummy_model, load_policy, load_tokenizer, resolve_model
 from kit.rollout.user_simulators import open_user_simulator
 from kit.run_folder import RunFolder, process_count, process_rank
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
@@ -106,6 +106,8 @@ class TrainingJob:
             "versions": versions(),
             "seconds": {},
         }
+        if is_dummy_model(self.model_dir):
+            self.summary["dummy_weights"] = True  # its figures are cost, not learning (kit.dummy_models)
         if self.resume.checkpoint is not None:
             self._keep_earlier_stages()
         self.run.write_summary(self.summary)
@@ -225,7 +227,7 @@ class TrainingJob:
             self.train_tasks[: selection.probe_tasks],
             Rollouts.from_config(self.cfg, self.tokenizer, self.env, self.user),
             generator,
-            Sampling(grpo.temperature, grpo.top_p),
+            Sampling(grpo.temperature, grpo.top_p, ignore_eos=self.cfg.generation.ignore_eos),
             grpo.max_completion_length,
             selection.samples,
         )
@@ -277,6 +279,10 @@ class TrainingJob:
         return self.trainer
 
     def _save_final(self) -> None:
+        if self.summary.get("dummy_weights"):
+            # Trained from noise, they mean nothing; an 8B model's would take minutes and 30 GB of disk.
+            log.info("dummy weights: the trained model is not saved (final/)")
+            return
         self.model.config.use_cache = True  # saved for inference, not for training
         final = self.run.final_model
         if self.trainer is None:
@@ -368,4 +374,7 @@ def print_summary(summary: dict[str, Any]) -> None:
         first, last = summary["reward_first_last"]
         steps = summary["grpo_steps"]
         print(f"GRPO: {steps} steps in {seconds['grpo']} s, mean reward {first:.3f} -> {last:.3f}")
-    print(f"model: {summary['run_folder']}/final   plot: {summary['run_folder']}/reward_curve.png")
+    if summary.get("dummy_weights"):
+        print(f"DUMMY weights: cost only, no model saved   plot: {summary['run_folder']}/reward_curve.png")
+    else:
+        print(f"model: {summary['run_folder']}/final   plot: {summary['run_folder']}/reward_curve.png")
