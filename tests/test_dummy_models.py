@@ -89,7 +89,8 @@ def test_kit_train_runs_a_grpo_step_on_a_dummy_model_through_the_dummy_server(du
     run_dir = tmp_path / "run"
     done = cli(
         "train", "--config", "cpu_demo", f"model.name_or_path={dummy_server['folder']}",
-        "generation.mode=server", f"generation.server_url={dummy_server['server'].url}",
+        "generation.mode=server", "generation.start_server=false",
+        f"generation.server_url={dummy_server['server'].url}",
         "generation.ignore_eos=true", "sft.enabled=false", "task_selection.probe_tasks=0", "run.eval_tasks=0",
         "grpo.max_steps=1", "grpo.num_generations=2", "grpo.per_device_train_batch_size=4",
         "grpo.max_completion_length=32", "grpo.save_strategy='no'", f"run.output_dir={run_dir}",
