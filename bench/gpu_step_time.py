@@ -177,7 +177,8 @@ def one_run(variant: str, model_dir: str, steps: int, extra: list[str]) -> dict:
     from kit.models import is_dummy_model, load_policy, load_tokenizer
     from kit.run_folder import RunFolder
     from kit.tool_parsers import load_parser
-    from kit.train.grpo_trainer import build_trainer, colocated_vllm_loads_dummy_weights, grpo_args
+    from kit.train.grpo_trainer import build_trainer, grpo_args
+    from kit.train.trl_internals import colocated_vllm_loads_dummy_weights
 
     def trl_trainer(**kwargs) -> GRPOTrainer:
         """TRL's own trainer; for a dummy-weight folder its colocated vLLM loads dummy weights, as the kit's

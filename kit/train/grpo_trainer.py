@@ -13,7 +13,6 @@ are generated and synced is decided once, by `kit.generation.setup.resolve_gener
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
 import time
@@ -253,22 +252,6 @@ def _generator_for(
     return VLLMServerGenerator(client)
 
 
-@contextlib.contextmanager
-def colocated_vllm_loads_dummy_weights():
-    """While TRL builds its colocated vLLM engine: with `load_format="dummy"`, for a dummy-weight policy
-    (kit.dummy_models), whose folder has no weights to read. TRL 1.16 builds `vllm.LLM` itself
-    (`trl.generation.vllm_generation.LLM`, a private name) with no option for the load format; it pushes
-    the policy's weights in before the first rollout."""
-    import trl.generation.vllm_generation as trl_vllm
-
-    original = trl_vllm.LLM
-    trl_vllm.LLM = functools.partial(original, load_format="dummy")
-    try:
-        yield
-    finally:
-        trl_vllm.LLM = original
-
-
 def build_trainer(
     cfg: KitConfig,
     model,
@@ -297,7 +280,7 @@ def build_trainer(
         reward_funcs.append(rollout.shaping_function(name))
     dataset = Dataset.from_list([{"prompt": t.messages} for t in tasks])
     dummy_colocated = setup.mode == "colocate" and is_dummy_model(model.name_or_path)
-    with colocated_vllm_loads_dummy_weights() if dummy_colocated else contextlib.nullcontext():
+    with trl_internals.colocated_vllm_loads_dummy_weights() if dummy_colocated else contextlib.nullcontext():
         return KitGRPOTrainer(
             model=model,
             reward_funcs=reward_funcs,

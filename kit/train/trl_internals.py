@@ -13,12 +13,17 @@ changes one of them is caught before a run.
   sync gets a checked prefix-cache reset and a barrier after it (`wrap_weight_sync`).
 - `GRPOTrainer.vllm_generation.llm`: the colocated vLLM engine TRL built, which the kit's multi-turn
   rollout generates with (`colocated_llm`).
+- `trl.generation.vllm_generation.LLM`: TRL builds the colocated `vllm.LLM` under that name with no option
+  for the load format; a dummy-weight policy needs `load_format="dummy"` there
+  (`colocated_vllm_loads_dummy_weights`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 CHECKED_AGAINST = "1.16.0"
@@ -73,6 +78,21 @@ def colocated_llm(trainer) -> Any:
     return trainer.vllm_generation.llm
 
 
+@contextlib.contextmanager
+def colocated_vllm_loads_dummy_weights() -> Iterator[None]:
+    """While TRL builds its colocated vLLM engine: with `load_format="dummy"`, for a dummy-weight policy
+    (kit.dummy_models), whose folder has no weights to read; TRL pushes the policy's weights in before
+    the first rollout."""
+    import trl.generation.vllm_generation as trl_vllm
+
+    original = trl_vllm.LLM
+    trl_vllm.LLM = functools.partial(original, load_format="dummy")
+    try:
+        yield
+    finally:
+        trl_vllm.LLM = original
+
+
 def problems() -> list[str]:
     """What in the installed TRL no longer matches the internals above (empty when all do)."""
     import trl
@@ -96,8 +116,11 @@ def problems() -> list[str]:
         found.append("GRPOTrainer._generate no longer calls rollout_func")
     from trl.generation.vllm_generation import VLLMGeneration
 
-    if "self.llm" not in inspect.getsource(VLLMGeneration):
+    source = inspect.getsource(VLLMGeneration)
+    if "self.llm" not in source:
         found.append("trl.generation.vllm_generation.VLLMGeneration no longer holds the colocated `llm`")
+    if "LLM(" not in source:
+        found.append("trl.generation.vllm_generation no longer builds the colocated engine as LLM(...)")
     if found and trl.__version__ != CHECKED_AGAINST:
         found.append(f"(the kit read these in TRL {CHECKED_AGAINST}; installed: {trl.__version__})")
     return found
