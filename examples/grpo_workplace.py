@@ -29,6 +29,7 @@ from kit.generation.base import Sampling
 from kit.generation.transformers_gen import TransformersGenerator
 from kit.models import load_policy, load_tokenizer, mixed_precision_args, resolve_model
 from kit.rollout.loop import Rollouts
+from kit.train.grpo_trainer import prompt_key
 
 
 def main() -> None:
@@ -49,7 +50,7 @@ def main() -> None:
     model = load_policy(cfg.model, model_dir)
     env = make_environment(cfg.env)
     tasks = env.load_tasks(cfg.env.train_file, limit=args.tasks, skip_invalid=True)
-    task_of = {_key(task.messages): task for task in tasks}  # TRL hands each prompt's messages back
+    task_of = {prompt_key(task.messages): task for task in tasks}  # TRL hands each prompt's messages back
     rollouts = Rollouts.from_config(cfg, tokenizer, env)
 
     def rollout_func(prompts: list[list[dict]], trainer: GRPOTrainer) -> dict[str, list]:
@@ -60,7 +61,7 @@ def main() -> None:
             [tokenizer.eos_token_id],
         )
         sampling = Sampling(trainer.args.temperature, trainer.args.top_p)
-        episode_tasks = [task_of[_key(prompt)] for prompt in prompts]
+        episode_tasks = [task_of[prompt_key(prompt)] for prompt in prompts]
         episodes = rollouts.run(episode_tasks, generator, sampling, trainer.args.max_completion_length)
         return {
             "prompt_ids": [e.prompt_ids for e in episodes],  # the chat template applied to the task
@@ -111,10 +112,6 @@ def main() -> None:
                 f"tool calls an episode {log['rewards/tool_calls/mean']:.2f}, loss {log['loss']:.4f}"
             )
     print(f"policy saved to {args.output_dir}")
-
-
-def _key(messages: list[dict]) -> tuple:
-    return tuple((m["role"], m["content"]) for m in messages)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from pathlib import Path
 from kit.config.tree import load_config
 from kit.envs.environment import make_environment
 from kit.models import cache_dir, load_policy, load_tokenizer
+from kit.paths import resolve_path
 from kit.run_folder import RunFolder
 from kit.train.sft import sft_warmup
 
@@ -28,7 +29,7 @@ def warmed_up(
 ) -> str:
     """The cached model `name`: `base_model_dir` after `steps` SFT steps (batch 8) on demonstrations of
     `recipe`'s training tasks (with `overrides`), calls written in the format of the recipe's tool parser.
-    The cache folder's name carries a fingerprint of the recipe, overrides, steps and tasks, so that a
+    The cache folder's name carries a fingerprint of the recipe, overrides, steps and task file, so that a
     regenerated task set builds a new model instead of reusing one taught the old tasks."""
     cfg = load_config(
         recipe,
@@ -39,16 +40,16 @@ def warmed_up(
             "lr_scheduler_type: constant}",
         ],
     )
-    models = cache_dir() / "models"
-    env = make_environment(cfg.env, models / f"{name}.nemo_gym")
+    taught = json.dumps([recipe, overrides, steps], sort_keys=True).encode()
+    taught += Path(resolve_path(cfg.env.train_file)).read_bytes()
+    target = cache_dir() / "models" / f"{name}-{hashlib.sha256(taught).hexdigest()[:10]}"
+    if (target / "config.json").is_file():
+        return str(target)
+    tokenizer = load_tokenizer(cfg.model, base_model_dir)
+    run = RunFolder(target.with_name(target.name + ".sft-run")).create()
+    env = make_environment(cfg.env, run.path / "nemo_gym")
     try:
         tasks = env.load_tasks(cfg.env.train_file, limit=64)
-        taught = json.dumps([recipe, overrides, steps, [task.row for task in tasks]], sort_keys=True)
-        target = models / f"{name}-{hashlib.sha256(taught.encode()).hexdigest()[:10]}"
-        if (target / "config.json").is_file():
-            return str(target)
-        tokenizer = load_tokenizer(cfg.model, base_model_dir)
-        run = RunFolder(target.with_name(target.name + ".sft-run")).create()
         model = sft_warmup(cfg, load_policy(cfg.model, base_model_dir), tokenizer, env, tasks, run)
     finally:
         env.close()

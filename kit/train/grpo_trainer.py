@@ -150,7 +150,6 @@ class KitRollout:
         self.rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
         self.run = run
         self.generator: Generator | None = None  # set by KitGRPOTrainer when it is built
-        self.rollout_seconds = 0.0  # of the last batch
 
     def _task(self, prompt: list[dict[str, Any]]) -> Task:
         return self.by_prompt[prompt_key(prompt)]
@@ -164,16 +163,19 @@ class KitRollout:
         )  # fmt: skip
         started = time.perf_counter()
         episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
-        self.rollout_seconds = time.perf_counter() - started
         return {
             "prompt_ids": [e.prompt_ids for e in episodes],
             "completion_ids": [e.completion_ids for e in episodes],
             "logprobs": [e.logprobs for e in episodes],
             "env_mask": [e.env_mask for e in episodes],
-            "episode": episodes,  # TRL passes extra fields, row by row, to the reward functions
+            # TRL passes extra fields to the reward functions, a list row by row, anything else to every row.
+            "episode": episodes,
+            "rollout_seconds": time.perf_counter() - started,
         }
 
-    def outcome(self, prompts, completions, episode, log_metric=None, trainer_state=None, **_):
+    def outcome(
+        self, prompts, completions, episode, rollout_seconds, log_metric=None, trainer_state=None, **_
+    ):
         """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state."""
         episodes: list[Episode] = episode
         tasks = [self._task(p) for p in prompts]
@@ -182,9 +184,10 @@ class KitRollout:
             for name, value in episode_metrics(episodes, rewards).items():
                 log_metric(name, value)
             # Generation, tool calls and scoring of the batch, weight sync excluded: this process's share.
-            log_metric("rollout/seconds", self.rollout_seconds)
+            seconds = rollout_seconds[0]
+            log_metric("rollout/seconds", seconds)
             sampled = sum(e.generated_tokens for e in episodes)
-            log_metric("rollout/sampled_tokens_per_second", sampled / max(self.rollout_seconds, 1e-9))
+            log_metric("rollout/sampled_tokens_per_second", sampled / max(seconds, 1e-9))
         # A batch's episodes train optimizer step global_step + 1, the step metrics.jsonl logs them under.
         step = trainer_state.global_step + 1 if trainer_state is not None else -1
         self.run.append_trajectories(step, tasks, episodes, rewards)
