@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from kit.config.tree import DEMO_MODEL, load_config
+from kit.device import machine_description
 from kit.envs.environment import make_environment
 from kit.generation.base import Sampling
 from kit.generation.vllm_process import VLLMServer
@@ -87,7 +87,7 @@ def main() -> None:
         "commit": subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True
         ).stdout.strip(),  # fmt: skip
-        "machine": f"{os.cpu_count()} CPU cores",
+        "machine": machine_description(),
         "rows": len(per_row),
         "success": {n: sum(e.reward for e in episodes[n]) / len(per_row) for n in names},
         "same_reward_all_three": sum(len({e.reward for e in row}) == 1 for row in per_row),

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from kit.config.tree import load_config
+from kit.device import machine_description
 from kit.envs.environment import make_environment
 from kit.envs.nemo_gym.counter_tasks import RESOURCES_SERVER, counter_splits
 from kit.episode import Episode
@@ -98,7 +99,7 @@ def main() -> None:
         + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "out"),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "commit": commit,
-        "machine": f"{os.cpu_count()} CPU cores",
+        "machine": machine_description(),
         "episodes_per_second": round(args.episodes / (time.perf_counter() - started), 1),
         "samples": samples,
     }

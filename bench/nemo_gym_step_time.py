@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,7 @@ import time
 from pathlib import Path
 
 from kit.config.tree import DEFAULT_SERVER_PORT, DEMO_MODEL
+from kit.device import machine_description
 from kit.models import resolve_model
 from kit.paths import PROJECT_ROOT as ROOT
 from kit.testing.gym_rows import NEMO_GYM_DATABASES, comparable_rows
@@ -111,7 +111,7 @@ def main() -> None:
         "commit": subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip(),  # fmt: skip
-        "machine": f"{os.cpu_count()} CPU cores",
+        "machine": machine_description(),
         "versions": versions(),
         "median_step_seconds": medians,
         "ratio_to_in_process": {v: round(medians[v] / medians["in_process"], 3) for v in VARIANTS},

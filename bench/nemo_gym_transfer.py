@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
 
 from kit.config.tree import load_config
+from kit.device import machine_description
 from kit.envs.environment import make_environment
 from kit.paths import PROJECT_ROOT
 from kit.rollout.user_simulators import open_user_simulator
@@ -84,7 +84,7 @@ def main() -> None:
         + " ".join(args.overrides),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "commit": commit,
-        "machine": f"{os.cpu_count()} CPU cores",
+        "machine": machine_description(),
         "rows": str(args.rows.name),
         "seconds": round(time.perf_counter() - started),
         "stages": stages,

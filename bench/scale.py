@@ -47,6 +47,7 @@ import threading
 import time
 from pathlib import Path
 
+from kit.device import machine_description
 from kit.dummy_models import ARCHITECTURES, dummy_config, parameter_count, write_dummy_model
 from kit.net import free_port
 from kit.paths import PROJECT_ROOT as ROOT
@@ -234,15 +235,6 @@ def from_run_folder(run_dir: Path, output: str, episodes: int) -> dict:
     }
 
 
-def machine() -> str:
-    if shutil.which("nvidia-smi"):
-        names = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
-                               capture_output=True, text=True).stdout.strip().splitlines()  # fmt: skip
-        if names:
-            return f"{len(names)} x {names[0]}"
-    return f"{os.cpu_count()} CPU cores"
-
-
 def largest_fitting(runs: dict) -> dict:
     """Per mode and weights: the largest size whose run fit (sizes in SIZES order)."""
     best: dict[str, str | None] = {}
@@ -308,7 +300,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()  # fmt: skip
-    where = machine()
+    where = machine_description()
     result = None
     for size in args.sizes:
         names = [(f"{size}-{mode}-{weights}" + (f"-{args.tag}" if args.tag else ""), mode, weights)

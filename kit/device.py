@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +15,17 @@ def gpu_available() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def machine_description() -> str:
+    """The machine a bench figure was measured on, for its results file: 'N x <GPU name, memory>' where
+    nvidia-smi sees GPUs, else 'N CPU cores'."""
+    if shutil.which("nvidia-smi"):
+        query = ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"]
+        names = subprocess.run(query, capture_output=True, text=True).stdout.strip().splitlines()
+        if names:
+            return f"{len(names)} x {names[0]}"
+    return f"{os.cpu_count()} CPU cores"
 
 
 @contextlib.contextmanager
