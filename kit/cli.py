@@ -112,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--databases", help="CSV directory in NeMo-Gym's layout the tasks run against (env.databases)"
     )
-    evaluate.add_argument("--limit", type=int, help="evaluate at most N tasks")
+    evaluate.add_argument(
+        "--limit", type=int, help="evaluate at most N tasks (default: run.eval_tasks; all when 0)"
+    )
     evaluate.add_argument(
         "--agent",
         choices=["kit", "nemo_gym"],

@@ -158,25 +158,26 @@ def build_demo_model_from_wheel(target: Path) -> Path:
     return target
 
 
-def chat_template_text(cfg: ModelConfig) -> str | None:
-    """The template text to set on the tokenizer: the kit's, a file's, or None to keep the model's own."""
+def chat_template_file(cfg: ModelConfig) -> Path | None:
+    """The chat template `model.chat_template` picks, as a file (what `vllm serve --chat-template` takes):
+    the kit's ("kit"), a .jinja file's (a path), or None to keep the model's own ("model")."""
     if cfg.chat_template == "model":
         return None
     if cfg.chat_template == "kit":
-        return KIT_TEMPLATE.read_text()
-    path = Path(resolve_path(cfg.chat_template))
+        return KIT_TEMPLATE
+    path = Path(resolve_path(cfg.chat_template)).resolve()
     if not path.is_file():
         raise ModelResolutionError(
-            f"model.chat_template '{cfg.chat_template}' is not 'kit', 'model', or an existing .jinja file."
+            f"model.chat_template '{cfg.chat_template}' is not 'kit', 'model' or an existing .jinja file "
+            "(relative paths: the current folder, then the repo)."
         )
-    return path.read_text()
+    return path
 
 
-def chat_template_file(cfg: ModelConfig) -> Path | None:
-    """The template as a file path (what `vllm serve --chat-template` takes), or None for the model's own."""
-    if cfg.chat_template == "model":
-        return None
-    return KIT_TEMPLATE if cfg.chat_template == "kit" else Path(resolve_path(cfg.chat_template)).resolve()
+def chat_template_text(cfg: ModelConfig) -> str | None:
+    """The template text to set on the tokenizer (`chat_template_file`'s), or None to keep the model's own."""
+    path = chat_template_file(cfg)
+    return None if path is None else path.read_text()
 
 
 def load_tokenizer(cfg: ModelConfig, model_dir: str | None = None):

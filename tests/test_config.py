@@ -35,6 +35,11 @@ def test_kit_owned_trl_field_points_to_kit_key():
         load_config("cpu_demo", ["grpo.use_vllm=true"])
 
 
+def test_a_retired_key_says_where_its_meaning_went():
+    with pytest.raises(ConfigError, match=r"'env.max_eval_rows' is no longer a key: .*run.eval_tasks=N"):
+        load_config("cpu_demo", ["env.max_eval_rows=8"])
+
+
 def test_invalid_choice_lists_valid_values():
     with pytest.raises(
         ConfigError, match=r"generation.mode is 'vllm'; valid values: transformers, server, colocate"

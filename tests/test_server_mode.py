@@ -220,11 +220,11 @@ def test_the_served_model_as_user_model_answers_within_its_rules(server):
 def test_kit_eval_server_runs_dialogue_rows_through_the_training_loop(server, cli, tmp_path):
     cfg = server["cfg"]
     rows_file = tmp_path / "dialogue.jsonl"
-    rows = _dialogue_rows(cfg, rows_file)
+    rows = _dialogue_rows(cfg, rows_file, count=3)[:2]  # run.eval_tasks, the evaluation size, takes 2
     out = tmp_path / "report.json"
     result = cli(
         "eval", "--config", "cpu_demo", "--model", server["caller_dir"], "--server", server["server"].url,
-        "--tasks", str(rows_file), "--out", str(out), "grpo.max_completion_length=96",
+        "--tasks", str(rows_file), "--out", str(out), "grpo.max_completion_length=96", "run.eval_tasks=2",
         "user_model.kind=scripted", "user_model.max_turns=2", "env.tiers=[easy, medium, hard]",
     )  # fmt: skip
     report = json.loads(out.read_text())

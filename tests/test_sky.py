@@ -445,13 +445,14 @@ def test_dry_run_counts_the_trainer_processes(cli):
             "rollout.tool_parser_plugin 'missing/plugin.py' not found",
         ),
         (["env.train_file=data/none.jsonl"], "env.train_file 'data/none.jsonl' not found"),
+        (["model.chat_template=none.jinja"], "model.chat_template 'none.jinja' is not 'kit', 'model' or"),
         (["grpo.max_completion_length=13000"], "leaves no room for the prompt in serve.max_model_len 12288"),
         (
             ["grpo.steps_per_generation=2", "grpo.generation_batch_size=64"],
             "TRL's GRPOConfig rejects the grpo",
         ),
     ],
-    ids=["plugin", "data", "length", "trl"],
+    ids=["plugin", "data", "template", "length", "trl"],
 )
 def test_dry_run_reports_problems_with_exit_2(cli, overrides, message):
     done = cli("train", "--config", "nemotron_nano_9b_multinode", *overrides, "--dry-run")

@@ -93,7 +93,6 @@ class EnvConfig:
     tiers: list[str] = field(default_factory=lambda: ["easy", "medium", "hard"])
     categories: list[str] | None = None
     max_train_rows: int | None = None
-    max_eval_rows: int | None = 64
     # "all": every tool of the environment in the prompt; "task": only the toolkits the task needs.
     tools_in_prompt: str = "all"
     compact_tools: bool = False
@@ -226,7 +225,8 @@ class RunConfig:
 
     output_dir: str = "runs/default"
     seed: int = 0
-    # Validation tasks evaluated before and after training (0 to skip).
+    # How many validation tasks (env.eval_file) an evaluation takes: kit train's before and after
+    # (0 skips them) and `kit eval`'s default (0: every task of the file).
     eval_tasks: int = 0
     # Also evaluate them every N GRPO steps (0: only before and after): the held-out curve.
     eval_every: int = 0
@@ -274,7 +274,16 @@ _CHOICES = {
 }
 
 
+# Keys that recipes once had, with where their meaning went.
+_RETIRED = {
+    ("env", "max_eval_rows"): "it was merged into run.eval_tasks, the one evaluation size (kit train's "
+    "held-out evaluations and kit eval's default): set run.eval_tasks=N instead",
+}
+
+
 def _unknown(key: str, section: str, valid: list[str]) -> ConfigError:
+    if (section, key) in _RETIRED:
+        return ConfigError(f"'{section}.{key}' is no longer a key: {_RETIRED[section, key]}.")
     listing = "" if len(valid) > 40 else f" Valid keys: {', '.join(sorted(valid))}."
     return ConfigError(f"Unknown key '{key}' in {where(section)}.{close_matches(key, valid)}{listing}")
 

@@ -195,7 +195,7 @@ def evaluate_cli(cfg: KitConfig, args) -> int:
         )
     log_dir = Path(args.out).parent if args.out else Path(cfg.run.output_dir)
     env = make_environment(cfg.env, log_dir / "nemo_gym")
-    tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.env.max_eval_rows)
+    tasks = env.load_tasks(args.tasks or cfg.env.eval_file, limit=args.limit or cfg.run.eval_tasks or None)
     max_tokens = cfg.grpo.max_completion_length
     model_dir = resolve_model(args.model or cfg.model.name_or_path)
     tokenizer = load_tokenizer(cfg.model, model_dir)

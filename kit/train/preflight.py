@@ -31,6 +31,7 @@ from kit.config.trl_args import GRPOArgs
 from kit.device import gpu_available
 from kit.envs.workplace.task_sets import ensure_task_set
 from kit.generation.setup import GenerationSetup, resolve_generation
+from kit.models import ModelResolutionError, chat_template_file
 from kit.paths import resolve_path
 from kit.run_folder import RunFolder, process_count
 from kit.train.resume import check_resume
@@ -131,13 +132,11 @@ def _model_line(plan: Plan, cfg: KitConfig) -> None:
             f"model.name_or_path '{name}' is neither an existing folder nor a hub id (owner/name)."
         )
         where = "not found"
-    template = cfg.model.chat_template
-    if template not in ("kit", "model") and not Path(resolve_path(template)).is_file():
-        plan.errors.append(
-            f"model.chat_template '{template}' is not 'kit', 'model' or an existing .jinja file "
-            "(relative paths: the current folder, then the repo)."
-        )
-    plan.add("model", f"{name} [{where}]; chat template: {template}; dtype: {cfg.model.dtype}")
+    try:
+        chat_template_file(cfg.model)
+    except ModelResolutionError as error:
+        plan.errors.append(str(error))
+    plan.add("model", f"{name} [{where}]; chat template: {cfg.model.chat_template}; dtype: {cfg.model.dtype}")
 
 
 def _data_file(plan: Plan, label: str, source: str, cfg: KitConfig, limit: int | None) -> int | None:
