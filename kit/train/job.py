@@ -40,6 +40,7 @@ from kit.models import is_dummy_model, load_policy, load_tokenizer, resolve_mode
 from kit.rollout.user_simulators import open_user_simulator
 from kit.run_folder import RunFolder, process_count, process_rank
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
+from kit.train.out_of_memory import out_of_memory_advice
 from kit.train.resume import BEFORE_GRPO, plan_resume
 from kit.versions import versions
 
@@ -203,7 +204,9 @@ class TrainingJob:
         if self._skipped_on_resume("sft"):
             return
         started = time.perf_counter()
-        self.model = sft_warmup(self.cfg, self.model, self.tokenizer, self.env, self.train_tasks, self.run)
+        with out_of_memory_advice(self.cfg, "the SFT warm-up", self.model):
+            tasks = self.train_tasks
+            self.model = sft_warmup(self.cfg, self.model, self.tokenizer, self.env, tasks, self.run)
         self._timed("sft", started)
 
     def select_tasks(self) -> None:
@@ -266,7 +269,10 @@ class TrainingJob:
         self.summary["generation"] = self.setup.describe()
         self.summary["generation_mode"] = self.setup.mode
         started = time.perf_counter()
-        with peak_gpu_memory(self.summary, "grpo_peak_gpu_memory_gb"):
+        with (
+            peak_gpu_memory(self.summary, "grpo_peak_gpu_memory_gb"),
+            out_of_memory_advice(self.cfg, "GRPO", self.model),
+        ):
             # TRL restores weights, optimizer, scheduler, RNG states and the step counter from the checkpoint.
             self.trainer.train(resume_from_checkpoint=self.resume.trainer_checkpoint)
         self._timed("grpo", started)
