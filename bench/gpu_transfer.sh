@@ -6,7 +6,7 @@
 #   ROWS=validation.jsonl DATABASES=.../databases bash bench/gpu_transfer.sh   # RECIPE=gpu_dialogue
 #   RUNS=... SEEDS="0 1 2" EXTRA="k=v ..." to change
 set -uo pipefail
-: "${ROWS:?ROWS=NeMo-Gym's workplace validation.jsonl}"
+: "${ROWS:?set ROWS to the NeMo-Gym workplace validation.jsonl}"
 RUNS=${RUNS:-runs/gpu_transfer}
 RECIPE=${RECIPE:-gpu_dialogue}
 SEEDS=${SEEDS:-0 1 2}
