@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,18 +22,9 @@ from kit.envs.environment import TaskEnvironment, make_environment
 from kit.episode import Episode, Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling
 from kit.rollout.loop import Rollouts
+from kit.stats import share
 
 log = logging.getLogger(__name__)
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95 % Wilson score interval of a success rate (sound at 0 %, 100 % and small n)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    center = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, center - half), min(1.0, center + half))
 
 
 def summarize(
@@ -65,13 +55,7 @@ def summarize(
             groups["ambiguity_type"][task.ambiguity_type].append(reward)
 
     def rate(values: list[float]) -> dict[str, Any]:
-        successes = sum(map(is_success, values))
-        low, high = wilson_interval(successes, len(values))
-        return {
-            "n": len(values),
-            "success_rate": round(successes / max(len(values), 1), 4),
-            "interval95": [round(low, 4), round(high, 4)],
-        }
+        return share(sum(map(is_success, values)), len(values), "success_rate")
 
     report = {
         **rate(rewards),
