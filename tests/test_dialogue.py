@@ -349,3 +349,30 @@ def test_a_recipe_mixes_dialogue_variants_into_plain_rows_at_load():
     }
     with pytest.raises(ConfigError, match="env.dialogue_share"):
         load_config("cpu_demo", ["env.dialogue_share=1.5"])
+
+
+def test_evaluation_scores_conforming_users_only_and_reports_the_share_without(setup, user_endpoint):
+    from kit.notebook.trajectory_browser import TrajectoryBrowser, episode_text
+    from kit.run_folder import episode_records
+
+    cfg, env, tokenizer, task = setup
+    url, handler = user_endpoint
+    handler.behaviour = {"text": "I'm here to assist you. How can I help?"}
+    user = EndpointUser(UserModelConfig(kind="endpoint", base_url=url, timeout=5.0))
+    tasks = [dialogue_of(task), task]  # the plain task succeeds, the dialogue's user breaks a rule
+    policy = ReplayGenerator(tokenizer, [QUESTION, truth_call(task), "Done."])
+    evaluation = evaluate_with_generator(cfg, policy, tokenizer, env, tasks, 256, user)
+    report = evaluation.report
+    assert evaluation.rewards == [None, 1.0]
+    assert (report["n"], report["success_rate"]) == (1, 1.0)
+    assert report["user"]["excluded"]["rate"] == 1.0 and report["user"]["excluded"]["n"] == 1
+    assert report["user"]["rules"] == {"assistant_speak": 1}
+    records = episode_records(tasks, evaluation.episodes, evaluation.rewards)
+    assert records[0]["reward"] is None and records[0]["user_breaks"] == ["assistant_speak"]
+    assert "the user broke assistant_speak (kept out of training)" in episode_text(records[0])
+    browser = TrajectoryBrowser(records)
+    assert (browser.select("user broke"), browser.select("failures"), browser.select("successes")) == (
+        [0],
+        [],
+        [1],
+    )
