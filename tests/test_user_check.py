@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from kit.config.tree import UserModelConfig, load_config
+from kit.config.tree import load_config
 from kit.envs.environment import make_environment
 from kit.episode import Task
 from kit.rollout.user_check import COMPLETION, EARLY_DONE, UNKNOWN_QUESTION, check_user
 from kit.rollout.user_rules import Detail, details, held_back, invented, mentions, reply_breaks
-from kit.rollout.user_simulators import EndpointUser, ScriptedUser
+from kit.rollout.user_simulators import ScriptedUser
 
 DIALOGUE = ["env.dialogue_share=1.0", "env.tiers=[easy, medium]"]
 
@@ -110,52 +107,6 @@ def test_the_scripted_user_passes_every_check(talks):
 
 def _intent(messages: list[dict]) -> str:
     return re.search(r"original intent was:\n(.*?)\n\n", messages[0]["content"], re.DOTALL)[1]
-
-
-class _LLMUser(BaseHTTPRequestHandler):
-    """An OpenAI-style chat endpoint whose reply is `answer(messages)`."""
-
-    answer: Callable[[list[dict]], str] = staticmethod(lambda messages: "")
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def _send(self, payload: dict) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        self._send({"data": [{"id": "user-llm"}]})
-
-    def do_POST(self) -> None:
-        messages = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"]
-        self._send({"choices": [{"message": {"content": type(self).answer(messages)}}]})
-
-
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 64  # the check asks 16 rows at once; the default backlog of 5 would refuse some
-
-
-@pytest.fixture
-def llm_user():
-    server = _Server(("127.0.0.1", 0), _LLMUser)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-
-    def user(answer: Callable[[list[dict]], str]) -> EndpointUser:
-        _LLMUser.answer = staticmethod(answer)
-        simulator = EndpointUser(
-            UserModelConfig(kind="endpoint", base_url=f"http://127.0.0.1:{server.server_address[1]}")
-        )
-        simulator.check()
-        return simulator
-
-    yield user
-    server.shutdown()
-    server.server_close()
 
 
 def _rates(report: dict) -> dict[str, float]:
