@@ -234,18 +234,20 @@ class AskingGenerator:
     def generate(self, prompts, max_tokens, sampling):
         from kit.generation.base import Completion
 
-        return [Completion(self.ids[:budget], [-0.5] * len(self.ids[:budget])) for budget in max_tokens]
+        return [
+            Completion(self.ids[:budget], [-0.5] * len(self.ids[:budget]), len(self.ids) <= budget)
+            for budget in max_tokens
+        ]
 
 
 def test_an_episode_whose_user_broke_a_rule_is_kept_out_of_the_loss(demo_model_dir, tmp_path, llm_user):
     """A user model that answers as the assistant breaks a rule in every dialogue: TRL must see those
     episodes with no reward (advantage 0) and no loss tokens, and the step must count them."""
-    from test_dialogue import dialogue_of
-
     cfg = load_config(
         "cpu_demo",
         [
             *TASK_OVERRIDES,
+            "env.dialogue_share=0.5",
             f"model.name_or_path={demo_model_dir}",
             "generation.mode=transformers",
             "grpo.max_steps=1",
@@ -260,8 +262,9 @@ def test_an_episode_whose_user_broke_a_rule_is_kept_out_of_the_loss(demo_model_d
     run = RunFolder(tmp_path).create()
     tokenizer = load_tokenizer(cfg.model, demo_model_dir)
     env = make_environment(cfg.env)
-    plain = env.load_tasks(cfg.env.train_file, limit=1)[0]
-    tasks = [dialogue_of(plain), plain]
+    loaded = env.load_tasks(cfg.env.train_file, limit=40)
+    talk = next(t for t in loaded if t.is_dialogue)
+    tasks = [talk, next(t for t in loaded if not t.is_dialogue)]
     trainer = build_trainer(cfg, load_policy(cfg.model, demo_model_dir), tokenizer, env, tasks, run, user)
     trainer.rollout_func.generator = AskingGenerator(tokenizer, 2048)
     loss_inputs = []
@@ -281,11 +284,13 @@ def test_an_episode_whose_user_broke_a_rule_is_kept_out_of_the_loss(demo_model_d
         length = int(batch["completion_mask"][row].sum())
         ids = batch["completion_ids"][row][:length].tolist()
         loss_tokens = int((batch["completion_mask"][row] * batch["tool_mask"][row]).sum())
-        if "assist you" in tokenizer.decode(ids):  # a dialogue: the user's reply is in the completion
+        prompt = batch["prompt_ids"][row][batch["prompt_mask"][row].bool()].tolist()
+        assert ids[: len(asked)] == asked
+        if talk.messages[-1]["content"] in tokenizer.decode(prompt):
             excluded += 1
             assert loss_tokens == 0 and float(batch["advantages"][row]) == 0.0
         else:
-            assert ids[: len(asked)] == asked and loss_tokens == length
+            assert loss_tokens == length
     assert excluded == 2  # the dialogue's two generations
     (step,) = run.training_steps()
     assert step["user/excluded_episodes"] == 2 and step["user/assistant_speak"] == 1.0
