@@ -78,6 +78,10 @@ def test_each_online_rule_is_caught_and_a_good_reply_passes():
         Detail("time", "17:00"),
     ]
     assert reply_breaks(task, view, [], "How can I help you today?", stop=False) == ["assistant_speak"]
+    # What the served 135M model says (`kit user check`, docs/dialogue.md): assistant-speak every time.
+    for said in ("I'm sorry for any confusion, but as a chatbot, I don't have the ability to access it.",
+                 "I'm designed to provide assistance and support."):  # fmt: skip
+        assert reply_breaks(task, view, [], said, stop=False) == ["assistant_speak"]
     assert reply_breaks(task, view, [], "```python\nsend()\n```", stop=False) == ["tool_call"]
     assert reply_breaks(task, view, [], "ok " * 500, stop=False) == ["too_long"]
     assert reply_breaks(task, view, [], "", stop=True) == ["premature_end"]

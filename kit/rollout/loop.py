@@ -40,6 +40,7 @@ from kit.episode import (
 )
 from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
 from kit.rollout.user_rules import reply_breaks
+from kit.rollout.user_simulators import USER_WORKERS
 from kit.tool_parsers import ParseResult, ToolCallParser
 
 if TYPE_CHECKING:
@@ -129,10 +130,6 @@ def _observation_messages(
 def _chat_call(call) -> dict[str, str]:
     arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
     return {"name": call.name, "arguments": arguments}
-
-
-USER_WORKERS = 16
-"""User replies requested at once (each a blocking call to the user model)."""
 
 
 def _user_view(episode: Episode) -> list[dict[str, str]]:

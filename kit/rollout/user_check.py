@@ -34,7 +34,7 @@ from kit.rollout.user_rules import (
     says_unknown,
     speaks_as_assistant,
 )
-from kit.rollout.user_simulators import UserSimulator
+from kit.rollout.user_simulators import USER_WORKERS, UserSimulator
 from kit.stats import share
 
 UNKNOWN_QUESTION = (
@@ -49,7 +49,7 @@ CHECKS: dict[str, tuple[str, str]] = {
     "carries_asked_detail": ("answers carry the asked detail", "high"),
     "reveals_unasked_detail": ("reveals held-back details unasked", "low"),
     "invents_detail": ("invents a detail", "low"),
-    "says_unknown": ("says it doesn't know (no answer in intent)", "high"),
+    "says_unknown": ("says, as the user, it doesn't know (no answer in intent)", "high"),
     "ends_after_completion": ("ends after completion", "high"),
     "never_ends_early": ("never ends before completion", "high"),
     "not_fooled_by_early_done": ("keeps talking after an early 'done'", "high"),
@@ -115,7 +115,8 @@ def check_row(user: UserSimulator, task: Task) -> Verdicts:
         reply = _turn(user, task, view, [], found)
         found.add("never_ends_early", not reply.stop, "END (asked a question)")
         if reply.error is None and not reply.stop:
-            found.add("says_unknown", says_unknown(reply.text), reply.text)
+            in_role = not (speaks_as_assistant(reply.text) or has_tool_call(reply.text))
+            found.add("says_unknown", in_role and says_unknown(reply.text), reply.text)
             leaked = [d for d in missing if mentions(reply.text, d) and not mentions(text, d)]
             found.add("reveals_unasked_detail", bool(leaked), reply.text)
             view += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": COMPLETION}]
@@ -128,7 +129,10 @@ def check_row(user: UserSimulator, task: Task) -> Verdicts:
 
 
 def check_user(
-    user: UserSimulator, tasks: list[Task], workers: int = 16, progress: Callable[[int], None] | None = None
+    user: UserSimulator,
+    tasks: list[Task],
+    workers: int = USER_WORKERS,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The report of `check_row` over the dialogue rows of `tasks` (rows run `workers` at a time):
     each check's rate with its 95 % interval, the replies' length, and up to three failing replies per

@@ -32,9 +32,12 @@ neither its intent nor the dialogue holds, or ending before the policy made any 
 _TOOL_MARKERS = ("<tool_call>", "</tool_call>", '"arguments"', "```")
 _ASSISTANT_SPEAK = re.compile(
     r"\b(?:I'?m|I am) (?:here|happy|glad) to (?:help|assist)|\bhow (?:can|may) I (?:help|assist)"
-    r"|\bI(?:'d| would) be (?:happy|glad) to (?:help|assist)|\bas an AI\b|\bAI (?:language )?model\b"
+    r"|\bI(?:'d| would) be (?:happy|glad) to (?:help|assist)|\bAI (?:language )?model\b"
     r"|\banything else I can (?:help|do)|\blet me know if you (?:need|have)|\bI can help you\b"
-    r"|\bglad I could help\b|\bI(?:'ll| will) (?:help|assist) you\b|\bI(?:'ve| have) (?:sent|deleted|"
+    r"|\bglad I could help\b|\bI(?:'ll| will) (?:help|assist) you\b|\bassist you with\b"
+    r"|\bas an? (?:AI|chatbot|assistant|language model)\b"
+    r"|\bI(?:'m| am) an? (?:AI|chatbot|virtual assistant)\b"
+    r"|\bI(?:'m| am) (?:designed|programmed|trained) to\b|\bI(?:'ve| have) (?:sent|deleted|"
     r"created|updated|scheduled|added|moved) (?:the|an?|your|it)\b",
     re.IGNORECASE,
 )

@@ -37,6 +37,10 @@ from kit.episode import Task, is_success
 log = logging.getLogger(__name__)
 
 
+USER_WORKERS = 16
+"""User replies asked for at once (each a blocking call to the user model)."""
+
+
 @dataclass(frozen=True)
 class UserReply:
     """What the simulated user said: text for the policy, the stop token, or a failure."""
@@ -97,6 +101,9 @@ class EndpointUser:
         self.cfg = cfg
         self.base_url = (base_url or cfg.base_url or "").rstrip("/").removesuffix("/v1")
         self.session = requests.Session()
+        # One pooled connection per reply asked at once (the rollout's and the check's workers).
+        self.session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=USER_WORKERS))
+        self.session.mount("https://", requests.adapters.HTTPAdapter(pool_maxsize=USER_WORKERS))
         if cfg.api_key:
             self.session.headers["Authorization"] = f"Bearer {cfg.api_key}"
         self.model = cfg.model
