@@ -82,6 +82,10 @@ def test_each_online_rule_is_caught_and_a_good_reply_passes():
     for said in ("I'm sorry for any confusion, but as a chatbot, I don't have the ability to access it.",
                  "I'm designed to provide assistance and support."):  # fmt: skip
         assert reply_breaks(task, view, [], said, stop=False) == ["assistant_speak"]
+    dictated = _task("Email Wei.", "Email Wei with body 'Let me know if you have any questions.'")
+    assert (
+        reply_breaks(dictated, [], [], "The body: 'Let me know if you have any questions.'", stop=False) == []
+    )
     assert reply_breaks(task, view, [], "```python\nsend()\n```", stop=False) == ["tool_call"]
     assert reply_breaks(task, view, [], "ok " * 500, stop=False) == ["too_long"]
     assert reply_breaks(task, view, [], "", stop=True) == ["premature_end"]

@@ -49,7 +49,7 @@ CHECKS: dict[str, tuple[str, str]] = {
     "carries_asked_detail": ("answers carry the asked detail", "high"),
     "reveals_unasked_detail": ("reveals held-back details unasked", "low"),
     "invents_detail": ("invents a detail", "low"),
-    "says_unknown": ("says, as the user, it doesn't know (no answer in intent)", "high"),
+    "says_unknown": ("says it doesn't know, as the user", "high"),
     "ends_after_completion": ("ends after completion", "high"),
     "never_ends_early": ("never ends before completion", "high"),
     "not_fooled_by_early_done": ("keeps talking after an early 'done'", "high"),

@@ -52,8 +52,9 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "october", "november", "december")  # fmt: skip
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_QUOTED = re.compile(r"(?<!\w)'(.+?)'(?=[\s.,;:!?)]|$)|\"(.+?)\"")
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("quoted", re.compile(r"(?<!\w)'(.+?)'(?=[\s.,;:!?)]|$)|\"(.+?)\"")),
+    ("quoted", _QUOTED),
     ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
     ("date", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::\d{2})?)?\b")),
     ("date", re.compile(rf"\b({_MONTH}) (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? \d{{4}})?", re.IGNORECASE)),
@@ -177,8 +178,9 @@ def invented(task: Task, view: Iterable[dict[str, str]], text: str) -> list[Deta
 
 
 def speaks_as_assistant(text: str) -> bool:
-    """Whether the reply talks as the assistant does ("I'm here to assist you", "How can I help?")."""
-    return _ASSISTANT_SPEAK.search(text) is not None
+    """Whether the reply talks as the assistant does ("I'm here to assist you", "How can I help?"); quoted
+    text is the user dictating (an email's body, say), not speaking."""
+    return _ASSISTANT_SPEAK.search(_QUOTED.sub("''", text)) is not None
 
 
 def has_tool_call(text: str) -> bool:
