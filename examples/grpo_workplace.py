@@ -71,7 +71,7 @@ def main() -> None:
             "episode": episodes,  # any other key reaches the reward functions, row by row
         }
 
-    def outcome(prompts, completions, episode, **kwargs) -> list[float]:
+    def outcome(prompts, completions, episode, **kwargs) -> list[float | None]:
         """1.0 when the episode's tool calls leave the databases as the task's ground truth does."""
         return [episode_reward(e) for e in episode]
 

@@ -1,4 +1,4 @@
-"""The `kit` command line: train, eval, serve, model, env, gym, tools, sky.
+"""The `kit` command line: train, eval, serve, model, env, gym, tools, user, sky.
 
 Each subcommand imports its (heavy) modules only when it runs, so `kit --help` is instant.
 Exit codes: 0 ok, 1 the job failed, 2 bad input (config, arguments, files) with a message saying what to fix.
@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
         "tools",
         "tool-call parsers: parse text with a built-in or plugin parser, list parsers",
         "kit.tool_parsers.cli",
+    )
+    _register_group(
+        sub,
+        "user",
+        "simulated users of dialogue tasks: check that one keeps its rules before a run",
+        "kit.rollout.user_cli",
     )
     _register_group(
         sub, "sky", "SkyPilot: validate task YAMLs, print launch commands, run a node's role", "kit.sky.cli"

@@ -68,11 +68,13 @@ class Episode:
     policy_turns: int = 0
     user_turns: int = 0  # replies of the simulated user that went back to the policy
     # Why the episode ended: answered, user_stop, max_user_turns, max_turns, budget, or
-    # user_error (then `failure` says what went wrong and the episode scores 0).
+    # user_error (then `failure` says what went wrong and `user_breaks` which rules).
     end_reason: str | None = None
-    # What went wrong outside the policy (its simulated user, or its environment: an EpisodeFault);
-    # such an episode scores 0.
+    # What went wrong outside the policy (its simulated user, or its environment: an EpisodeFault).
     failure: str | None = None
+    # The rules its simulated user broke (kit.rollout.user_rules.RULES): such an episode measures the
+    # user, not the policy, and is kept out of training and out of success rates.
+    user_breaks: list[str] = field(default_factory=list)
     # The environment's score of the episode, given at its end while its sandbox is alive.
     reward: float | None = None
     # Model calls whose prompt, rendered by NeMo-Gym's agent, did not extend the ids before it, so that
@@ -88,9 +90,12 @@ class Episode:
         return sum(self.env_mask)
 
 
-def episode_reward(episode: Episode) -> float:
-    """The episode's reward: its environment's score, or 0 when it failed (its simulated user broke down,
-    or its environment could not serve it)."""
+def episode_reward(episode: Episode) -> float | None:
+    """The episode's reward: its environment's score; None when its simulated user broke a rule (the
+    episode says nothing about the policy: TRL leaves a None reward out of its group's statistics); 0
+    when its environment could not serve it."""
+    if episode.user_breaks:
+        return None
     if episode.failure:
         return 0.0
     if episode.reward is None:

@@ -80,7 +80,7 @@ class RunFolder:
     def append_metrics(self, record: dict[str, Any]) -> None:
         self._append(self.metrics_file, [record])
 
-    def append_trajectories(self, step: int, tasks, episodes, rewards: list[float]) -> None:
+    def append_trajectories(self, step: int, tasks, episodes, rewards: list[float | None]) -> None:
         """Each trainer process writes its own file (trajectories.jsonl for rank 0, trajectories.rank<N>.jsonl
         for the others), so lines of several ranks never interleave."""
         rank = process_rank()
@@ -257,9 +257,10 @@ def moving_average(values: list[float], window: int) -> list[float]:
 
 
 def episode_records(
-    tasks, episodes, rewards: list[float], step: int = -1, rank: int | None = None
+    tasks, episodes, rewards: list[float | None], step: int = -1, rank: int | None = None
 ) -> list[dict[str, Any]]:
-    """Episodes in the trajectories.jsonl format (what the notebooks' TrajectoryBrowser reads)."""
+    """Episodes in the trajectories.jsonl format (what the notebooks' TrajectoryBrowser reads); the
+    reward of an episode whose simulated user broke a rule (`user_breaks`) is null."""
     return [
         {
             "step": step,
@@ -279,6 +280,7 @@ def episode_records(
             "ambiguity_type": task.ambiguity_type,
             "end_reason": episode.end_reason,
             "failure": episode.failure,
+            "user_breaks": episode.user_breaks,
         }
         for task, episode, reward in zip(tasks, episodes, rewards, strict=True)
     ]

@@ -1,10 +1,15 @@
-"""Shared fixtures: the real demo model (rebuilt offline once) and a tiny random model for fast tests."""
+"""Shared fixtures: the real demo model (rebuilt offline once), a tiny random model for fast tests, and a
+user model on loopback whose replies a test writes."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -88,3 +93,53 @@ def served_weights(shared_server, demo_model_dir):
 
     yield load
     client.reload_weights(demo_model_dir)
+
+
+class _LLMUser(BaseHTTPRequestHandler):
+    """An OpenAI-style chat endpoint whose reply is `answer(messages)`."""
+
+    answer: Callable[[list[dict]], str] = staticmethod(lambda messages: "")
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _send(self, payload: dict) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._send({"data": [{"id": "user-llm"}]})
+
+    def do_POST(self) -> None:
+        messages = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"]
+        self._send({"choices": [{"message": {"content": type(self).answer(messages)}}]})
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 64  # the check asks 16 rows at once; the default backlog of 5 would refuse some
+
+
+@pytest.fixture
+def llm_user():
+    """`llm_user(answer)`: a checked EndpointUser whose model, on loopback, replies `answer(messages)`."""
+    server = _Server(("127.0.0.1", 0), _LLMUser)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def user(answer: Callable[[list[dict]], str]):
+        from kit.config.tree import UserModelConfig
+        from kit.rollout.user_simulators import EndpointUser
+
+        _LLMUser.answer = staticmethod(answer)
+        simulator = EndpointUser(
+            UserModelConfig(kind="endpoint", base_url=f"http://127.0.0.1:{server.server_address[1]}")
+        )
+        simulator.check()
+        return simulator
+
+    yield user
+    server.shutdown()
+    server.server_close()

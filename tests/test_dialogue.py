@@ -65,7 +65,8 @@ def setup(demo_model_dir):
 def dialogue_of(task: Task, prompt: str = "You are a workplace user. END_CONVERSATION when done.") -> Task:
     metadata = {
         "ambiguity_type": "referential_ambiguity",
-        "original_user_query": task.messages[-1]["content"],
+        # The intent holds what the clarification reveals (a user revealing anything else invents it).
+        "original_user_query": f"{task.messages[-1]['content']} {CLARIFICATION}",
         "removed_info": "The task id was replaced with 'that task'.",
         "clarification": CLARIFICATION,
     }
@@ -147,7 +148,7 @@ def test_user_replies_count_against_the_token_budget(setup):
     assert len(episode.completion_ids) <= question_tokens + 12
 
 
-def test_an_empty_user_prompt_ends_the_episode_with_reward_zero(setup):
+def test_an_empty_user_prompt_keeps_the_episode_out_of_training(setup):
     cfg, env, tokenizer, task = setup
     talk = dialogue_of(task, prompt="  ")
     policy = ReplayGenerator(tokenizer, [truth_call(task), "Done."])
@@ -155,7 +156,8 @@ def test_an_empty_user_prompt_ends_the_episode_with_reward_zero(setup):
     (episode,) = rollouts.run([talk], policy, cfg_sampling(), 512)
     assert env.outcome(talk, episode.tool_calls) == 1.0  # the calls were right ...
     assert episode.end_reason == "user_error" and "empty" in episode.failure
-    assert episode_reward(episode) == 0.0  # ... and still the bad row scores 0
+    assert episode.user_breaks == ["no_reply"]
+    assert episode_reward(episode) is None  # ... and the bad row is neither a success nor a failure
 
 
 class _UserModelHandler(BaseHTTPRequestHandler):
@@ -241,24 +243,36 @@ def test_a_slow_user_model_times_out_and_the_batch_goes_on(setup, user_endpoint)
 
 
 @pytest.mark.parametrize(
-    ("behaviour", "expected"),
+    ("behaviour", "rule", "reason"),
     [
-        ({"junk": "<html>502 Bad Gateway</html>"}, "not a chat completion"),
-        ({"text": ""}, "no text"),
+        ({"junk": "<html>502 Bad Gateway</html>"}, "no_reply", "not a chat completion"),
+        ({"text": ""}, "no_reply", "no text"),
         (
             {"text": '<tool_call>\n{"name": "email_send_email", "arguments": {}}\n</tool_call>'},
-            "broke its rules",
+            "tool_call",
+            "",
         ),
-        ({"text": "blah " * 400}, "broke its rules"),
+        ({"text": "blah " * 400}, "too_long", ""),
+        ({"text": "I'm here to assist you. How can I help you today?"}, "assistant_speak", ""),
+        ({"text": "It's task 99999999, due on March 3."}, "invented_detail", ""),
+        ({"text": "Thanks. END_CONVERSATION"}, "premature_end", ""),
     ],
 )
-def test_a_user_model_that_breaks_its_rules_fails_the_episode(setup, user_endpoint, behaviour, expected):
+def test_a_user_that_breaks_a_rule_keeps_the_episode_out_of_training(
+    setup, user_endpoint, behaviour, rule, reason
+):
     cfg, env, tokenizer, task = setup
     url, handler = user_endpoint
     handler.behaviour = behaviour
     user = EndpointUser(UserModelConfig(kind="endpoint", base_url=url, timeout=5.0))
-    reply = user.reply(dialogue_of(task), [{"role": "user", "content": QUESTION}], [])
-    assert reply.error is not None and expected in reply.error
+    policy = ReplayGenerator(tokenizer, [QUESTION, truth_call(task), "Done."])
+    rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
+    (episode,) = rollouts.run([dialogue_of(task)], policy, cfg_sampling(), 512)
+    assert episode.end_reason == "user_error" and episode.user_breaks[0] == rule
+    assert reason in episode.failure
+    assert episode_reward(episode) is None
+    if rule not in ("no_reply", "premature_end"):  # the record shows what the user said
+        assert episode.messages[-1] == {"role": "user", "content": behaviour["text"].strip()}
 
 
 def test_an_unreachable_user_model_is_a_config_error_naming_the_setting():
@@ -335,3 +349,30 @@ def test_a_recipe_mixes_dialogue_variants_into_plain_rows_at_load():
     }
     with pytest.raises(ConfigError, match="env.dialogue_share"):
         load_config("cpu_demo", ["env.dialogue_share=1.5"])
+
+
+def test_evaluation_scores_conforming_users_only_and_reports_the_share_without(setup, user_endpoint):
+    from kit.notebook.trajectory_browser import TrajectoryBrowser, episode_text
+    from kit.run_folder import episode_records
+
+    cfg, env, tokenizer, task = setup
+    url, handler = user_endpoint
+    handler.behaviour = {"text": "I'm here to assist you. How can I help?"}
+    user = EndpointUser(UserModelConfig(kind="endpoint", base_url=url, timeout=5.0))
+    tasks = [dialogue_of(task), task]  # the plain task succeeds, the dialogue's user breaks a rule
+    policy = ReplayGenerator(tokenizer, [QUESTION, truth_call(task), "Done."])
+    evaluation = evaluate_with_generator(cfg, policy, tokenizer, env, tasks, 256, user)
+    report = evaluation.report
+    assert evaluation.rewards == [None, 1.0]
+    assert (report["n"], report["success_rate"]) == (1, 1.0)
+    assert report["user"]["excluded"]["rate"] == 1.0 and report["user"]["excluded"]["n"] == 1
+    assert report["user"]["rules"] == {"assistant_speak": 1}
+    records = episode_records(tasks, evaluation.episodes, evaluation.rewards)
+    assert records[0]["reward"] is None and records[0]["user_breaks"] == ["assistant_speak"]
+    assert "the user broke assistant_speak (kept out of training)" in episode_text(records[0])
+    browser = TrajectoryBrowser(records)
+    assert (browser.select("user broke"), browser.select("failures"), browser.select("successes")) == (
+        [0],
+        [],
+        [1],
+    )

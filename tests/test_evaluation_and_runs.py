@@ -12,9 +12,10 @@ from kit.config.tree import load_config
 from kit.envs.environment import make_environment
 from kit.models import load_policy, load_tokenizer
 from kit.run_folder import RunFolder
+from kit.stats import wilson_interval
 from kit.tool_parsers import load_parser
 from kit.train.analysis import classify_episode
-from kit.train.evaluate import evaluate_model, summarize, wilson_interval
+from kit.train.evaluate import evaluate_model, summarize
 from kit.train.sft import (
     check_demonstration_format,
     demonstration,

@@ -220,3 +220,80 @@ def test_scoring_skips_padding_columns_and_keeps_trls_logprobs_and_gradient(plug
     torch.testing.assert_close(entropies[real], trl_entropies[real], rtol=0, atol=3e-4)
     assert not logps[~real].any()
     torch.testing.assert_close(grads, trl_grads, rtol=0, atol=1e-4 * float(trl_grads.abs().max()))
+
+
+class AskingGenerator:
+    """A policy that asks the same question at every call (so each dialogue reaches its user), sampled
+    ids through the real tokenizer."""
+
+    def __init__(self, tokenizer, max_model_len: int) -> None:
+        self.ids = tokenizer.encode("Which one do you mean?", add_special_tokens=False)
+        self.ids.append(tokenizer.convert_tokens_to_ids(tokenizer.eos_token))
+        self.max_model_len = max_model_len
+
+    def generate(self, prompts, max_tokens, sampling):
+        from kit.generation.base import Completion
+
+        return [
+            Completion(self.ids[:budget], [-0.5] * len(self.ids[:budget]), len(self.ids) <= budget)
+            for budget in max_tokens
+        ]
+
+
+def test_an_episode_whose_user_broke_a_rule_is_kept_out_of_the_loss(demo_model_dir, tmp_path, llm_user):
+    """A user model that answers as the assistant breaks a rule in every dialogue: TRL must see those
+    episodes with no reward (advantage 0) and no loss tokens, and the step must count them."""
+    cfg = load_config(
+        "cpu_demo",
+        [
+            *TASK_OVERRIDES,
+            "env.dialogue_share=0.5",
+            f"model.name_or_path={demo_model_dir}",
+            "generation.mode=transformers",
+            "grpo.max_steps=1",
+            "grpo.num_generations=2",
+            "grpo.per_device_train_batch_size=4",
+            "grpo.max_completion_length=128",
+            "grpo.save_strategy='no'",
+            f"run.output_dir={tmp_path}",
+        ],
+    )
+    user = llm_user(lambda messages: "I'm here to assist you. How can I help you today?")
+    run = RunFolder(tmp_path).create()
+    tokenizer = load_tokenizer(cfg.model, demo_model_dir)
+    env = make_environment(cfg.env)
+    loaded = env.load_tasks(cfg.env.train_file, limit=40)
+    talk = next(t for t in loaded if t.is_dialogue)
+    tasks = [talk, next(t for t in loaded if not t.is_dialogue)]
+    trainer = build_trainer(cfg, load_policy(cfg.model, demo_model_dir), tokenizer, env, tasks, run, user)
+    trainer.rollout_func.generator = AskingGenerator(tokenizer, 2048)
+    loss_inputs = []
+    score = trainer._generate_and_score_completions
+
+    def recording_score(inputs):
+        output = score(inputs)
+        loss_inputs.append({k: v.detach().cpu() for k, v in output.items() if isinstance(v, torch.Tensor)})
+        return output
+
+    trainer._generate_and_score_completions = recording_score
+    trainer.train()
+    (batch,) = loss_inputs
+    asked = tokenizer.encode("Which one do you mean?", add_special_tokens=False)
+    excluded = 0
+    for row in range(batch["completion_ids"].shape[0]):
+        length = int(batch["completion_mask"][row].sum())
+        ids = batch["completion_ids"][row][:length].tolist()
+        loss_tokens = int((batch["completion_mask"][row] * batch["tool_mask"][row]).sum())
+        prompt = batch["prompt_ids"][row][batch["prompt_mask"][row].bool()].tolist()
+        assert ids[: len(asked)] == asked
+        if talk.messages[-1]["content"] in tokenizer.decode(prompt):
+            excluded += 1
+            assert loss_tokens == 0 and float(batch["advantages"][row]) == 0.0
+        else:
+            assert loss_tokens == length
+    assert excluded == 2  # the dialogue's two generations
+    (step,) = run.training_steps()
+    assert step["user/excluded_episodes"] == 2 and step["user/assistant_speak"] == 1.0
+    records = run.trajectories()
+    assert sorted(r["reward"] is None for r in records) == [False, False, True, True]
+    assert all(r["user_breaks"] == ["assistant_speak"] for r in records if r["reward"] is None)

@@ -48,14 +48,14 @@ def _when(record: dict[str, Any]) -> str:
 def episode_html(record: dict[str, Any], index: int | None = None, total: int | None = None) -> str:
     """One episode as HTML: header (task, reward, counts), the conversation, calls vs ground truth."""
     task = record.get("task", {})
-    reward = record.get("reward", 0.0)
     verdict = classify_episode(record)
-    colour = "#2a7d2a" if is_success(reward) else "#b03030"
+    colour = "#8a6d00" if record.get("user_breaks") else "#2a7d2a" if _succeeded(record) else "#b03030"
     where = f"episode {index + 1}/{total} &middot; " if index is not None and total else ""
     header = (
         f"<div style='font-weight:bold;color:{colour}'>{where}{_when(record)} &middot; "
-        f"{_escape(task.get('category'))}/{_escape(task.get('tier'))} &middot; reward {reward:.2f} "
-        f"&middot; {verdict}</div><div style='font-size:90%'>turns {record.get('turns')}, "
+        f"{_escape(task.get('category'))}/{_escape(task.get('tier'))} &middot; "
+        f"{_escape(_reward_text(record))} &middot; {verdict}</div>"
+        f"<div style='font-size:90%'>turns {record.get('turns')}, "
         f"parse failures {record.get('parse_failures')}, tool errors {record.get('tool_errors')}, "
         f"completion tokens {record.get('completion_tokens')}{_dialogue_line(record)}</div>"
     )
@@ -83,6 +83,17 @@ def episode_html(record: dict[str, Any], index: int | None = None, total: int | 
     return f"<div>{header}{''.join(rows)}{footer}</div>"
 
 
+def _succeeded(record: dict[str, Any]) -> bool:
+    return is_success(record.get("reward") or 0.0)
+
+
+def _reward_text(record: dict[str, Any]) -> str:
+    """'reward 1.00', or what kept an episode whose simulated user broke a rule out of training."""
+    if record.get("user_breaks"):
+        return f"no reward: the user broke {', '.join(record['user_breaks'])} (kept out of training)"
+    return f"reward {record.get('reward') or 0.0:.2f}"
+
+
 def _dialogue_line(record: dict[str, Any]) -> str:
     if not record.get("ambiguity_type"):
         return ""
@@ -97,8 +108,8 @@ def episode_text(record: dict[str, Any]) -> str:
     """One episode as plain text (for logs and terminals)."""
     task = record.get("task", {})
     lines = [
-        f"{_when(record)}  {task.get('category')}/{task.get('tier')}  reward "
-        f"{record.get('reward', 0.0):.2f}  ({classify_episode(record)})"
+        f"{_when(record)}  {task.get('category')}/{task.get('tier')}  {_reward_text(record)}  "
+        f"({classify_episode(record)})"
     ]
     for role, content in _episode_turns(record):
         lines.append(f"[{role}] {content}")
@@ -147,11 +158,13 @@ class TrajectoryBrowser:
         return _HTMLBundle(episode_html(record, position, len(self._shown)), episode_text(record))
 
     def select(self, which: str) -> list[int]:
-        """Indices of the episodes to show: 'all', 'failures' or 'successes'."""
+        """Indices of the episodes to show: 'all', 'failures', 'successes' or 'user broke' (episodes
+        kept out of training because their simulated user broke a rule; neither failures nor successes)."""
         keep = {
             "all": lambda r: True,
-            "failures": lambda r: r.get("reward", 0.0) < 1.0,
-            "successes": lambda r: is_success(r.get("reward", 0.0)),
+            "failures": lambda r: not r.get("user_breaks") and not _succeeded(r),
+            "successes": lambda r: not r.get("user_breaks") and _succeeded(r),
+            "user broke": lambda r: bool(r.get("user_breaks")),
         }[which]
         return [i for i, r in enumerate(self.records) if keep(r)]
 
@@ -169,7 +182,9 @@ class TrajectoryBrowser:
             slider = ipywidgets.IntSlider(
                 value=start + 1, min=1, max=max(len(self._shown), 1), description="episode"
             )
-            which = ipywidgets.ToggleButtons(options=["all", "failures", "successes"], value="all")
+            which = ipywidgets.ToggleButtons(
+                options=["all", "failures", "successes", "user broke"], value="all"
+            )
 
             def on_slide(change: dict[str, Any]) -> None:
                 self._handle.update(self._view(change["new"] - 1))

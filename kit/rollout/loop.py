@@ -6,7 +6,9 @@ sandbox -> append the results as tool messages -> generate again, until the mode
 call, `max_turns` model calls are made, or the token budget runs out. A task without a simulated user
 (`task.user` empty) is one policy turn. A task with one goes on: the user simulator replies to the
 policy's answer, the reply is appended as a user message, and the next policy turn starts, until the
-user says its stop token, `max_user_turns` policy turns are done, or the budget runs out.
+user says its stop token, `max_user_turns` policy turns are done, or the budget runs out. Every reply
+is checked against the user's rules (kit.rollout.user_rules.reply_breaks); one that breaks a rule ends
+the episode with `user_breaks` set, which keeps it out of training.
 
 At its end each episode is scored by its environment (`TaskEnvironment.score`) while its sandbox is
 alive, as NeMo-Gym's agents call verify, and the sandbox is closed.
@@ -37,6 +39,8 @@ from kit.episode import (
     is_error_observation,
 )
 from kit.generation.base import Completion, Generator, Request, Sampling, generate_conversations
+from kit.rollout.user_rules import reply_breaks
+from kit.rollout.user_simulators import USER_WORKERS
 from kit.tool_parsers import ParseResult, ToolCallParser
 
 if TYPE_CHECKING:
@@ -126,10 +130,6 @@ def _observation_messages(
 def _chat_call(call) -> dict[str, str]:
     arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
     return {"name": call.name, "arguments": arguments}
-
-
-USER_WORKERS = 16
-"""User replies requested at once (each a blocking call to the user model)."""
 
 
 def _user_view(episode: Episode) -> list[dict[str, str]]:
@@ -223,16 +223,25 @@ def run_episodes(
             return None
         return next_request(i)
 
-    def user_turn(i: int, reply) -> None:
+    def user_broke(i: int, rules: list[str], failure: str) -> None:
+        episodes[i].user_breaks = rules
+        episodes[i].failure = failure
+        end(i, "user_error")
+
+    def user_turn(i: int, reply, view: list[dict[str, str]]) -> None:
         episode = episodes[i]
         if reply.error is not None:
-            episode.failure = reply.error
-            end(i, "user_error")
+            user_broke(i, ["no_reply"], reply.error)
+            return
+        broken = reply_breaks(tasks[i], view, episode.tool_calls, reply.text, reply.stop)
+        message = {"role": "user", "content": reply.text}
+        if not reply.stop:
+            episode.messages.append(message)  # a reply that breaks a rule too: the record shows it
+        if broken:
+            user_broke(i, broken, f"the simulated user broke its rules: {', '.join(broken)}")
         elif reply.stop:
             end(i, "user_stop")
         else:
-            message = {"role": "user", "content": reply.text}
-            episode.messages.append(message)
             episode.user_turns += 1
             calls_this_turn[i] = 0
             append_observation(i, [message])
@@ -248,11 +257,9 @@ def run_episodes(
                 if not tasks[i].is_dialogue:
                     end(i, "answered")
                 elif not str(tasks[i].user["user_model_system_prompt"]).strip():
-                    episodes[i].failure = "the row's user_model_system_prompt is empty"
-                    end(i, "user_error")
+                    user_broke(i, ["no_reply"], "the row's user_model_system_prompt is empty")
                 elif user is None:
-                    episodes[i].failure = "a dialogue task, but no user simulator was given"
-                    end(i, "user_error")
+                    user_broke(i, ["no_reply"], "a dialogue task, but no user simulator was given")
                 elif episodes[i].policy_turns >= settings.max_user_turns:
                     end(i, "max_user_turns")
             waiting = [i for i in answered if not episodes[i].done]
@@ -260,13 +267,15 @@ def run_episodes(
             replies = pool.map(
                 lambda i, view: user.reply(tasks[i], view, list(episodes[i].tool_calls)), waiting, views
             )
-            for i, reply in zip(waiting, replies, strict=True):
-                user_turn(i, reply)
+            for i, reply, view in zip(waiting, replies, views, strict=True):
+                user_turn(i, reply, view)
             going = [i for i in waiting if not episodes[i].done]
         list(pool.map(lambda i: _score(env, tasks[i], episodes[i], sandboxes[i]), range(len(tasks))))
     for failure in sorted({e.failure for e in episodes if e.failure}):
         count = sum(e.failure == failure for e in episodes)
-        log.warning("%d episode(s) ended with reward 0: %s", count, failure)
+        user_fault = any(e.user_breaks for e in episodes if e.failure == failure)
+        outcome = "kept out of training" if user_fault else "ended with reward 0"
+        log.warning("%d episode(s) %s: %s", count, outcome, failure)
     return episodes
 
 

@@ -54,8 +54,11 @@ def mixed_outcome_tasks(
         batch = candidates[start : start + PROBE_BATCH_TASKS]
         episodes = rollouts.run([t for t in batch for _ in range(samples)], generator, sampling, max_tokens)
         for i, task in enumerate(batch):
-            rewards = [episode_reward(e) for e in episodes[i * samples : (i + 1) * samples]]
-            probed.append(sum(rewards) / samples)
+            # Episodes whose simulated user broke a rule (reward None) say nothing about the task.
+            rewards = [
+                r for e in episodes[i * samples : (i + 1) * samples] if (r := episode_reward(e)) is not None
+            ]
+            probed.append(sum(rewards) / max(len(rewards), 1))
             if len(set(rewards)) > 1 and (want is None or len(kept) < want):
                 kept.append(task)
         if want is not None and len(kept) >= want:

@@ -13,8 +13,10 @@ Three simulators, chosen by `user_model.kind`:
 - `endpoint`: any OpenAI-compatible chat endpoint (a hosted model, or a second `kit serve`).
 - `served`: `endpoint` on a vLLM server that the job starts itself for `user_model.model`.
 
-A simulator never raises for one episode's trouble: an unreachable, slow or rule-breaking user gives a
-`UserReply` with `error` set, the episode ends with that reason and scores 0, and the job goes on.
+A simulator never raises for one episode's trouble: an unreachable, slow or silent user gives a
+`UserReply` with `error` set and the job goes on. Whether a reply keeps the user's rules is the rollout's
+check (kit.rollout.user_rules), the same for every simulator; an episode whose user failed or broke a
+rule is kept out of training and counted apart, never scored as the policy's failure.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from kit.episode import Task, is_success
 
 log = logging.getLogger(__name__)
 
-# A reply longer than this, or one with a tool call in it, is not a user's answer to a question.
-MAX_REPLY_CHARS = 1200
-_TOOL_MARKERS = ("<tool_call>", '"arguments"', "</tool_call>")
+
+USER_WORKERS = 16
+"""User replies asked for at once (each a blocking call to the user model)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ class UserSimulator(Protocol):
 
 
 class ScriptedUser:
-    """A deterministic user: stops when the task is done, else reveals what the request left out."""
+    """A deterministic user: stops when the task is done, else reveals what the request left out; asked
+    again, it says that this is all it knows."""
 
     name = "scripted"
 
@@ -72,7 +75,10 @@ class ScriptedUser:
     def reply(self, task: Task, dialogue: list[dict[str, str]], calls: list[dict[str, Any]]) -> UserReply:
         if is_success(self.outcome(task, calls)):
             return UserReply(stop=True)
-        return UserReply(text=clarification(task))
+        said = clarification(task)
+        if any(m["role"] == "assistant" and said in m["content"] for m in dialogue):
+            return UserReply(text=f"I only know what I said: {said}")
+        return UserReply(text=said)
 
 
 def clarification(task: Task) -> str:
@@ -95,6 +101,9 @@ class EndpointUser:
         self.cfg = cfg
         self.base_url = (base_url or cfg.base_url or "").rstrip("/").removesuffix("/v1")
         self.session = requests.Session()
+        # One pooled connection per reply asked at once (the rollout's and the check's workers).
+        self.session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=USER_WORKERS))
+        self.session.mount("https://", requests.adapters.HTTPAdapter(pool_maxsize=USER_WORKERS))
         if cfg.api_key:
             self.session.headers["Authorization"] = f"Bearer {cfg.api_key}"
         self.model = cfg.model
@@ -148,14 +157,12 @@ class EndpointUser:
 
 def judge_reply(text: str, stop_token: str) -> UserReply:
     """A user model's raw text as a reply: the stop token anywhere ends the talk (NeMo-Gym's rule);
-    empty text, a tool call or an essay breaks the user's rules and fails the episode."""
+    empty text is no reply. The rules of what it says are checked by the rollout (kit.rollout.user_rules)."""
     if stop_token and stop_token in text:
         return UserReply(stop=True)
     text = text.strip()
     if not text:
         return UserReply(error="the user model replied with no text")
-    if len(text) > MAX_REPLY_CHARS or any(marker in text for marker in _TOOL_MARKERS):
-        return UserReply(error=f"the user model broke its rules (a tool call or {len(text)} characters)")
     return UserReply(text=text)
 
 

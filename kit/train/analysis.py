@@ -54,13 +54,13 @@ def call_text(call: dict[str, Any]) -> str:
 
 
 def classify_episode(record: dict[str, Any]) -> str:
-    """One label per episode: success, user_error (its simulated user broke down), parse_failure,
-    tool_error, no_call, wrong_tool, wrong_arguments, or wrong_calls (right tools and arguments but not
-    the ground truth's effect, e.g. order or count)."""
-    if is_success(record.get("reward", 0.0)):
-        return "success"
-    if record.get("failure"):
+    """One label per episode: success, user_error (its simulated user broke down or broke a rule, or
+    its environment failed), parse_failure, tool_error, no_call, wrong_tool, wrong_arguments, or
+    wrong_calls (right tools and arguments but not the ground truth's effect, e.g. order or count)."""
+    if record.get("failure") or record.get("user_breaks"):
         return "user_error"
+    if is_success(record.get("reward") or 0.0):
+        return "success"
     if record.get("parse_failures"):
         return "parse_failure"
     if record.get("tool_errors"):

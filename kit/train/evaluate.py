@@ -4,7 +4,8 @@ Every evaluation runs the training rollout (`kit.rollout.loop`, greedy): the sam
 parse-error feedback and, on dialogue tasks, the same simulated user. `kit eval --server URL` drives a
 vLLM server (`kit serve`) through the same loop with token-id prompts, so its figure means what the
 training evaluations mean. The report counts free successes apart: tasks on which doing nothing
-already scores 1.
+already scores 1; and, on dialogue tasks, the episodes whose simulated user broke a rule: the success
+rate is that of the episodes with a conforming user, `user.excluded` the share of the others.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,31 +23,23 @@ from kit.envs.environment import TaskEnvironment, make_environment
 from kit.episode import Episode, Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling
 from kit.rollout.loop import Rollouts
+from kit.stats import share
 
 log = logging.getLogger(__name__)
 
 
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95 % Wilson score interval of a success rate (sound at 0 %, 100 % and small n)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    center = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, center - half), min(1.0, center + half))
-
-
 def summarize(
     tasks: list[Task],
-    rewards: list[float],
+    rewards: list[float | None],
     free: list[bool] | None = None,
     episodes: list[Episode] | None = None,
 ) -> dict[str, Any]:
     """Success rate overall, per category, tier and ambiguity type, each with its 95 % interval.
 
     Tasks whose ground truth does not apply to the databases (`task.info["invalid"]`) are counted apart,
-    not scored. With `free` (per task: doing nothing scores 1), `earned` is the success rate on the
-    other tasks. With `episodes`, `dialogue` says how the dialogue tasks' conversations ended.
+    not scored; so are episodes whose simulated user broke a rule (reward None): `user` gives their
+    share and the rules broken. With `free` (per task: doing nothing scores 1), `earned` is the success
+    rate on the other tasks. With `episodes`, `dialogue` says how the dialogue tasks' conversations ended.
     """
     groups: dict[str, dict[str, list[float]]] = {
         "category": defaultdict(list),
@@ -56,7 +48,8 @@ def summarize(
     }
     invalid = [task for task in tasks if task.info.get("invalid")]
     free = free or [False] * len(tasks)
-    scored = [(t, r, f) for t, r, f in zip(tasks, rewards, free, strict=True) if not t.info.get("invalid")]
+    valid = [(t, r, f) for t, r, f in zip(tasks, rewards, free, strict=True) if not t.info.get("invalid")]
+    scored = [(t, r, f) for t, r, f in valid if r is not None]
     rewards = [r for _, r, _ in scored]
     for task, reward, _ in scored:
         for key in ("category", "tier"):
@@ -65,13 +58,7 @@ def summarize(
             groups["ambiguity_type"][task.ambiguity_type].append(reward)
 
     def rate(values: list[float]) -> dict[str, Any]:
-        successes = sum(map(is_success, values))
-        low, high = wilson_interval(successes, len(values))
-        return {
-            "n": len(values),
-            "success_rate": round(successes / max(len(values), 1), 4),
-            "interval95": [round(low, 4), round(high, 4)],
-        }
+        return share(sum(map(is_success, values)), len(values), "success_rate")
 
     report = {
         **rate(rewards),
@@ -83,10 +70,16 @@ def summarize(
     }
     if groups["ambiguity_type"]:
         report["by_ambiguity_type"] = {k: rate(v) for k, v in sorted(groups["ambiguity_type"].items())}
+    talk_rewards = [r for t, r, _ in valid if t.is_dialogue]
+    if talk_rewards:
+        report["user"] = {"excluded": share(sum(r is None for r in talk_rewards), len(talk_rewards))}
     if episodes is not None:
-        failures = Counter(e.failure for e in episodes if e.failure)
-        if failures:  # scored 0: the user simulator or the environment could not serve them
+        failures = Counter(e.failure for e in episodes if e.failure and not e.user_breaks)
+        if failures:  # scored 0: the environment could not serve them
             report["failures"] = {"n": sum(failures.values()), "reasons": dict(failures.most_common(3))}
+        if talk_rewards:
+            rules = Counter(rule for e in episodes for rule in e.user_breaks)
+            report["user"]["rules"] = dict(rules.most_common())
         if any(e.prefix_replacements for e in episodes):
             report["prefix_replacements"] = sum(e.prefix_replacements for e in episodes)
         talks = [e for t, e in zip(tasks, episodes, strict=True) if t.is_dialogue]

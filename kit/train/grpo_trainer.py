@@ -34,12 +34,14 @@ from kit.generation.weight_sync import server_sync
 from kit.lora import peft_config
 from kit.models import is_dummy_model, mixed_precision_args
 from kit.rollout.loop import Rollouts
+from kit.rollout.user_rules import RULES
 from kit.run_folder import RunFolder
 from kit.train import trl_internals
 
 log = logging.getLogger(__name__)
 
 trl_internals.compact_lm_head_on_cpu()
+trl_internals.quiet_unscorable_row_warning()
 
 
 def prompt_key(messages: list[dict[str, Any]]) -> str:
@@ -167,7 +169,10 @@ class KitRollout:
             "prompt_ids": [e.prompt_ids for e in episodes],
             "completion_ids": [e.completion_ids for e in episodes],
             "logprobs": [e.logprobs for e in episodes],
-            "env_mask": [e.env_mask for e in episodes],
+            # An episode whose simulated user broke a rule carries no loss: its rewards are None, which
+            # TRL leaves out of the group's mean and std and turns into advantage 0, and its tokens are
+            # masked here so that no other term of the loss (KL, entropy) trains on them either.
+            "env_mask": [[0] * len(e.env_mask) if e.user_breaks else e.env_mask for e in episodes],
             # TRL passes extra fields to the reward functions, a list row by row, anything else to every row.
             "episode": episodes,
             "rollout_seconds": time.perf_counter() - started,
@@ -176,12 +181,16 @@ class KitRollout:
     def outcome(
         self, prompts, completions, episode, rollout_seconds, log_metric=None, trainer_state=None, **_
     ):
-        """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state."""
+        """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state;
+        None (no reward: TRL leaves the episode out) when its simulated user broke a rule."""
         episodes: list[Episode] = episode
         tasks = [self._task(p) for p in prompts]
         rewards = [episode_reward(e) for e in episodes]
         if log_metric is not None:
-            for name, value in episode_metrics(episodes, rewards).items():
+            for name, value in {
+                **episode_metrics(episodes, rewards),
+                **user_metrics(tasks, episodes),
+            }.items():
                 log_metric(name, value)
             # Generation, tool calls and scoring of the batch, weight sync excluded: this process's share.
             seconds = rollout_seconds[0]
@@ -197,19 +206,24 @@ class KitRollout:
         shaping = self.env.shaping[name]
 
         def reward(prompts, completions, episode, **_):
-            return [shaping(self._task(p), e) for p, e in zip(prompts, episode, strict=True)]
+            return [
+                None if e.user_breaks else shaping(self._task(p), e)
+                for p, e in zip(prompts, episode, strict=True)
+            ]
 
         reward.__name__ = name
         return reward
 
 
-def episode_metrics(episodes: list[Episode], rewards: list[float]) -> dict[str, float]:
-    """Per-batch episode statistics, averaged by TRL over each logging step."""
+def episode_metrics(episodes: list[Episode], rewards: list[float | None]) -> dict[str, float]:
+    """Per-batch episode statistics, averaged by TRL over each logging step; the success rate is that of
+    the episodes whose simulated user kept its rules."""
     n = max(len(episodes), 1)
+    scored = [r for r in rewards if r is not None]
     turns = sum(e.turns for e in episodes)
     calls = sum(len(e.tool_calls) for e in episodes)
     return {
-        "episode/success_rate": sum(map(is_success, rewards)) / n,
+        "episode/success_rate": sum(map(is_success, scored)) / max(len(scored), 1),
         "episode/tool_calls": calls / n,
         "episode/parse_failure_rate": sum(e.parse_failures for e in episodes) / max(turns, 1),
         "episode/tool_error_rate": sum(e.tool_errors for e in episodes) / max(calls, 1),
@@ -218,6 +232,21 @@ def episode_metrics(episodes: list[Episode], rewards: list[float]) -> dict[str, 
         "episode/user_turns": sum(e.user_turns for e in episodes) / n,
         "episode/user_errors": sum(e.failure is not None for e in episodes) / n,
         "episode/prefix_replacements": sum(e.prefix_replacements for e in episodes) / n,
+    }
+
+
+def user_metrics(tasks: list[Task], episodes: list[Episode]) -> dict[str, float]:
+    """Per-batch statistics of the simulated user, for a batch with dialogue tasks (else none): the
+    episodes kept out of training, the share of dialogues whose user broke each rule, and the mean
+    length of its replies in characters."""
+    talks = [e for t, e in zip(tasks, episodes, strict=True) if t.is_dialogue]
+    if not talks:
+        return {}
+    replies = [len(m["content"]) for e in talks for m in e.messages if m["role"] == "user"]
+    return {
+        "user/excluded_episodes": sum(bool(e.user_breaks) for e in episodes),
+        **{f"user/{rule}": sum(rule in e.user_breaks for e in talks) / len(talks) for rule in RULES},
+        "user/reply_chars": sum(replies) / max(len(replies), 1),
     }
 
 

@@ -16,6 +16,12 @@ changes one of them is caught before a run.
 - `trl.generation.vllm_generation.LLM`: TRL builds the colocated `vllm.LLM` under that name with no option
   for the load format; a dummy-weight policy needs `load_format="dummy"` there
   (`colocated_vllm_loads_dummy_weights`).
+- `GRPOTrainer._generate_and_score_completions`' handling of None rewards: a row for which every reward
+  function returns None is left out of its group's mean and std and gets advantage 0
+  (`unscorable_mask`). The kit gives None to an episode whose simulated user broke a rule and masks its
+  tokens through `env_mask`. TRL's `_calculate_rewards` then warns with the whole row on every such
+  batch, as if a reward function were broken; the kit counts these episodes itself
+  (`user/excluded_episodes`) and drops that warning (`quiet_unscorable_row_warning`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -93,6 +100,23 @@ def colocated_vllm_loads_dummy_weights() -> Iterator[None]:
         trl_vllm.LLM = original
 
 
+UNSCORABLE_ROW_WARNING = "All reward functions returned None"
+"""How TRL's warning about a row without any reward begins."""
+
+
+class _UnscorableRowFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(UNSCORABLE_ROW_WARNING)
+
+
+def quiet_unscorable_row_warning() -> None:
+    """Drop TRL's warning about a row all of whose rewards are None: for the kit such a row is an episode
+    its simulated user broke, kept out of training on purpose and counted in `user/*`."""
+    trl_logger = logging.getLogger("trl.trainer.grpo_trainer")
+    if not any(isinstance(f, _UnscorableRowFilter) for f in trl_logger.filters):
+        trl_logger.addFilter(_UnscorableRowFilter())
+
+
 def problems() -> list[str]:
     """What in the installed TRL no longer matches the internals above (empty when all do)."""
     import trl
@@ -121,6 +145,12 @@ def problems() -> list[str]:
         found.append("trl.generation.vllm_generation.VLLMGeneration no longer holds the colocated `llm`")
     if "LLM(" not in source:
         found.append("trl.generation.vllm_generation no longer builds the colocated engine as LLM(...)")
+    scoring_source = inspect.getsource(GRPOTrainer._generate_and_score_completions)
+    for needed in ("unscorable_mask", "torch.nan_to_num(advantages, nan=0.0)", 'pop("env_mask"'):
+        if needed not in scoring_source + inspect.getsource(GRPOTrainer._generate):
+            found.append(f"GRPOTrainer no longer handles None rewards and env_mask as read ({needed})")
+    if UNSCORABLE_ROW_WARNING not in inspect.getsource(GRPOTrainer._calculate_rewards):
+        found.append("GRPOTrainer._calculate_rewards no longer warns about rows without rewards as read")
     if found and trl.__version__ != CHECKED_AGAINST:
         found.append(f"(the kit read these in TRL {CHECKED_AGAINST}; installed: {trl.__version__})")
     return found
