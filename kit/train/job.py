@@ -230,7 +230,7 @@ class TrainingJob:
             self.train_tasks[: selection.probe_tasks],
             Rollouts.from_config(self.cfg, self.tokenizer, self.env, self.user),
             generator,
-            Sampling(grpo.temperature, grpo.top_p, ignore_eos=self.cfg.generation.ignore_eos),
+            Sampling.of(grpo, self.cfg.generation.ignore_eos),
             grpo.max_completion_length,
             selection.samples,
         )
