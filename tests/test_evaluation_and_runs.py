@@ -14,13 +14,14 @@ from kit.models import load_policy, load_tokenizer
 from kit.run_folder import RunFolder
 from kit.tool_parsers import load_parser
 from kit.train.analysis import classify_episode
-from kit.train.evaluate import evaluate_model, summarize, wilson_interval
+from kit.train.evaluate import evaluate_model, summarize
 from kit.train.sft import (
     check_demonstration_format,
     demonstration,
     solution_calls,
     tokenize_demonstration,
 )
+from kit.train.success_rates import wilson_interval
 
 PLUGIN = PROJECT_ROOT / "tests" / "plugins" / "bracket_call_plugin.py"
 NEMOTRON = PROJECT_ROOT / "kit" / "tool_parsers" / "plugins" / "nemotron_toolcall.py"

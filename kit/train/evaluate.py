@@ -1,10 +1,14 @@
 """Success rate on tasks, per category and tier: with a local model, or through a served endpoint.
 
-Every evaluation runs the training rollout (`kit.rollout.loop`, greedy): the same tool-output cut, the same
+Every evaluation runs the training rollout (`kit.rollout.loop`): the same tool-output cut, the same
 parse-error feedback and, on dialogue tasks, the same simulated user. `kit eval --server URL` drives a
 vLLM server (`kit serve`) through the same loop with token-id prompts, so its figure means what the
 training evaluations mean. The report counts free successes apart: tasks on which doing nothing
 already scores 1.
+
+With `run.eval_repeats` 1 (the default) each task gets one greedy episode. With K > 1 it gets K episodes
+sampled at the recipe's `grpo.temperature`, repeat r seeded from `run.seed` and r (`repeat_sampling`), and
+the report adds pass^k and pass@k for k = 1..K (`kit.train.success_rates`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
+import zlib
+from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,18 +28,9 @@ from kit.envs.environment import TaskEnvironment, make_environment
 from kit.episode import Episode, Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling
 from kit.rollout.loop import Rollouts
+from kit.train.success_rates import rate
 
 log = logging.getLogger(__name__)
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95 % Wilson score interval of a success rate (sound at 0 %, 100 % and small n)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    center = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, center - half), min(1.0, center + half))
 
 
 def summarize(
@@ -42,57 +38,57 @@ def summarize(
     rewards: list[float],
     free: list[bool] | None = None,
     episodes: list[Episode] | None = None,
+    repeats: int = 1,
 ) -> dict[str, Any]:
-    """Success rate overall, per category, tier and ambiguity type, each with its 95 % interval.
+    """Success rate overall, per category, tier and ambiguity type, each with its 95 % interval; with
+    `repeats` > 1 also pass^k and pass@k (`kit.train.success_rates.rate`).
 
-    Tasks whose ground truth does not apply to the databases (`task.info["invalid"]`) are counted apart,
-    not scored. With `free` (per task: doing nothing scores 1), `earned` is the success rate on the
-    other tasks. With `episodes`, `dialogue` says how the dialogue tasks' conversations ended.
+    `rewards` (and `episodes`) hold `repeats` attempts at each task, repeat by repeat: attempt r at task i
+    is at `r * len(tasks) + i`. Tasks whose ground truth does not apply to the databases
+    (`task.info["invalid"]`) are counted apart, not scored. With `free` (per task: doing nothing scores 1),
+    `earned` is the success rate on the other tasks. With `episodes`, `dialogue` says how the dialogue
+    tasks' conversations ended, over all their episodes.
     """
-    groups: dict[str, dict[str, list[float]]] = {
+    if len(rewards) != repeats * len(tasks):
+        raise ValueError(f"{len(rewards)} rewards for {repeats} repeats of {len(tasks)} tasks")
+    groups: dict[str, dict[str, list[int]]] = {
         "category": defaultdict(list),
         "tier": defaultdict(list),
         "ambiguity_type": defaultdict(list),
     }
     invalid = [task for task in tasks if task.info.get("invalid")]
     free = free or [False] * len(tasks)
-    scored = [(t, r, f) for t, r, f in zip(tasks, rewards, free, strict=True) if not t.info.get("invalid")]
-    rewards = [r for _, r, _ in scored]
-    for task, reward, _ in scored:
+    successes = [sum(map(is_success, rewards[i :: len(tasks)])) for i in range(len(tasks))]
+    scored = [(t, c, f) for t, c, f in zip(tasks, successes, free, strict=True) if not t.info.get("invalid")]
+    for task, count, _ in scored:
         for key in ("category", "tier"):
-            groups[key][str(task.info.get(key, "unknown"))].append(reward)
+            groups[key][str(task.info.get(key, "unknown"))].append(count)
         if task.is_dialogue:
-            groups["ambiguity_type"][task.ambiguity_type].append(reward)
+            groups["ambiguity_type"][task.ambiguity_type].append(count)
 
-    def rate(values: list[float]) -> dict[str, Any]:
-        successes = sum(map(is_success, values))
-        low, high = wilson_interval(successes, len(values))
-        return {
-            "n": len(values),
-            "success_rate": round(successes / max(len(values), 1), 4),
-            "interval95": [round(low, 4), round(high, 4)],
-        }
+    def rate_of(counts: list[int]) -> dict[str, Any]:
+        return rate(counts, repeats)
 
     report = {
-        **rate(rewards),
-        "by_category": {k: rate(v) for k, v in sorted(groups["category"].items())},
-        "by_tier": {k: rate(v) for k, v in sorted(groups["tier"].items())},
+        **rate_of([c for _, c, _ in scored]),
+        "by_category": {k: rate_of(v) for k, v in sorted(groups["category"].items())},
+        "by_tier": {k: rate_of(v) for k, v in sorted(groups["tier"].items())},
         "invalid": len(invalid),
         "free": sum(f for _, _, f in scored),
-        "earned": rate([r for _, r, f in scored if not f]),
+        "earned": rate_of([c for _, c, f in scored if not f]),
     }
     if groups["ambiguity_type"]:
-        report["by_ambiguity_type"] = {k: rate(v) for k, v in sorted(groups["ambiguity_type"].items())}
+        report["by_ambiguity_type"] = {k: rate_of(v) for k, v in sorted(groups["ambiguity_type"].items())}
     if episodes is not None:
         failures = Counter(e.failure for e in episodes if e.failure)
         if failures:  # scored 0: the user simulator or the environment could not serve them
             report["failures"] = {"n": sum(failures.values()), "reasons": dict(failures.most_common(3))}
         if any(e.prefix_replacements for e in episodes):
             report["prefix_replacements"] = sum(e.prefix_replacements for e in episodes)
-        talks = [e for t, e in zip(tasks, episodes, strict=True) if t.is_dialogue]
+        talks = [e for t, e in zip(tasks * repeats, episodes, strict=True) if t.is_dialogue]
         if talks:
             report["dialogue"] = {
-                "tasks": len(talks),
+                "tasks": len(talks) // repeats,
                 "user_turns": round(sum(e.user_turns for e in talks) / len(talks), 3),
                 "ended_by_user": round(sum(e.end_reason == "user_stop" for e in talks) / len(talks), 4),
                 "user_errors": sum(e.end_reason == "user_error" for e in talks),
@@ -105,16 +101,27 @@ def summarize(
 
 @dataclass
 class Evaluation:
-    """What one evaluation produced: the summary, and each task's episode and outcome reward."""
+    """What one evaluation produced: the summary, and each episode and its outcome reward, repeat by
+    repeat (`repeats` episodes per task; attempt r at task i is at `r * len(tasks) + i`)."""
 
     report: dict[str, Any]
     episodes: list[Episode]
     rewards: list[float]
+    repeats: int = 1
 
 
 def free_successes(env: TaskEnvironment, tasks: list[Task]) -> list[bool]:
     """Per task: whether doing nothing already scores 1 (its ground truth changes nothing here)."""
     return [is_success(env.outcome(task, [])) for task in tasks]
+
+
+def repeat_sampling(cfg: KitConfig, repeat: int) -> Sampling:
+    """How repeat `repeat` (from 0) of an evaluation samples: greedily when `run.eval_repeats` is 1; else
+    as GRPO's rollouts do (`grpo.temperature`, top_p, ...), seeded from `run.seed` and the repeat."""
+    ignore_eos = cfg.generation.ignore_eos
+    if cfg.run.eval_repeats == 1:
+        return Sampling(temperature=0.0, ignore_eos=ignore_eos)
+    return Sampling.of(cfg.grpo, ignore_eos, seed=zlib.crc32(array("q", [cfg.run.seed, repeat]).tobytes()))
 
 
 def evaluate_with_generator(
@@ -126,16 +133,22 @@ def evaluate_with_generator(
     max_tokens: int,
     user=None,
 ) -> Evaluation:
-    """Greedy rollouts of `tasks` (the training rollout, temperature 0), scored once; `user` answers the
-    dialogue tasks."""
+    """The training rollout of `tasks`, `run.eval_repeats` times (`repeat_sampling`), each episode scored
+    once; `user` answers the dialogue tasks."""
     rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
-    greedy = Sampling(temperature=0.0, ignore_eos=cfg.generation.ignore_eos)
-    episodes = rollouts.run(tasks, generator, greedy, max_tokens)
+    repeats = cfg.run.eval_repeats
+    episodes = [
+        episode
+        for repeat in range(repeats)
+        for episode in rollouts.run(tasks, generator, repeat_sampling(cfg, repeat), max_tokens)
+    ]
     rewards = [episode_reward(e) for e in episodes]
-    report = summarize(tasks, rewards, free_successes(env, tasks), episodes)
+    report = summarize(tasks, rewards, free_successes(env, tasks), episodes, repeats)
+    if repeats > 1:
+        report["sampling"] = {"repeats": repeats, "temperature": cfg.grpo.temperature, "seed": cfg.run.seed}
     if any(t.is_dialogue for t in tasks):
         report["user_model"] = getattr(user, "name", None)
-    return Evaluation(report, episodes, rewards)
+    return Evaluation(report, episodes, rewards, repeats)
 
 
 def evaluate_model(
@@ -147,7 +160,7 @@ def evaluate_model(
     max_tokens: int | None = None,
     user=None,
 ) -> Evaluation:
-    """Greedy rollouts of a local transformers model, in eval mode with its KV cache on.
+    """`evaluate_with_generator` with a local transformers model, in eval mode with its KV cache on.
 
     Trainers (SFT, GRPO) set `config.use_cache = False` on the model they train, which makes `generate`
     recompute the whole prefix at every token; both settings are restored afterwards.
@@ -168,12 +181,13 @@ def evaluate_model(
 
 def write_episodes(path: Path, tasks: list[Task], evaluation: Evaluation) -> None:
     """The evaluation's episodes, one JSON line each in the trajectories.jsonl format: the whole
-    dialogue (assistant, tool and simulated-user messages), calls, reward and why each ended. The
-    notebooks' TrajectoryBrowser reads it."""
+    dialogue (assistant, tool and simulated-user messages), calls, reward and why each ended, and
+    `repeat`, which of the task's repeats it is (from 0). The notebooks' TrajectoryBrowser reads it."""
     from kit.run_folder import episode_records
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    records = episode_records(tasks, evaluation.episodes, evaluation.rewards)
+    each = episode_records(tasks * evaluation.repeats, evaluation.episodes, evaluation.rewards)
+    records = [{**record, "repeat": i // max(len(tasks), 1)} for i, record in enumerate(each)]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
 
