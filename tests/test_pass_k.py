@@ -108,6 +108,7 @@ def test_seeded_sampling_repeats_itself_and_leaves_torch_stream_alone(tiny_model
     assert Sampling(1.0).request_seed([1, 2]) is None
 
 
+@pytest.mark.slow
 def test_kit_eval_repeats_reports_pass_k_on_plain_and_dialogue_tasks(cli, demo_model_dir, tmp_path):
     """Three sampled episodes of each of 4 tasks, half of them dialogues with the scripted user, by a model
     that calls tools: pass^1..3 and pass@1..3 overall and per group, the same report from the same seed."""
