@@ -42,7 +42,8 @@ def _eval(args: argparse.Namespace) -> int:
 
     databases = [f"env.databases={args.databases}"] if args.databases else []
     agent = [f"rollout.agent={args.agent}", "generation.mode=server"] if args.agent == "nemo_gym" else []
-    cfg = load_config(args.config, [*args.overrides, *databases, *agent])
+    repeats = [] if args.repeats is None else [f"run.eval_repeats={args.repeats}"]
+    cfg = load_config(args.config, [*args.overrides, *databases, *agent, *repeats])
     return evaluate_cli(cfg, args)
 
 
@@ -114,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--limit", type=int, help="evaluate at most N tasks (default: run.eval_tasks; all when 0)"
+    )
+    evaluate.add_argument(
+        "--repeats",
+        type=int,
+        help="episodes per task (default: run.eval_repeats, 1): 1 is greedy; K > 1 samples K at "
+        "grpo.temperature, seeded from run.seed, and reports pass^k and pass@k for k = 1..K",
     )
     evaluate.add_argument(
         "--agent",

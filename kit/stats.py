@@ -6,8 +6,13 @@ import math
 from typing import Any
 
 
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95 % Wilson score interval of a success rate (sound at 0 %, 100 % and small n)."""
+def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a success rate (sound at 0 %, 100 % and small n).
+
+    `successes` may be fractional: the sum of `n` per-task estimates in [0, 1] (pass^k). A quantity in
+    [0, 1] with mean p varies at most as much as a 0/1 one (variance p(1-p)), so the interval stays at
+    least as wide as the normal interval of their mean.
+    """
     if n == 0:
         return (0.0, 1.0)
     p = successes / n

@@ -241,6 +241,24 @@ def test_kit_eval_server_runs_dialogue_rows_through_the_training_loop(server, cl
         assert all("what I want is" in reply for reply in replies)
 
 
+def test_kit_eval_server_repeats_dialogue_rows_reproducibly(server, cli, tmp_path):
+    """`kit eval --server --repeats`: each request seeded from run.seed, the repeat and its prompt, so the
+    same seed gives the same report whatever order the server answers in."""
+    rows_file = tmp_path / "dialogue.jsonl"
+    rows = _dialogue_rows(server["cfg"], rows_file, count=2)
+    common = [
+        "eval", "--config", "cpu_demo", "--model", server["caller_dir"], "--server", server["server"].url,
+        "--tasks", str(rows_file), "--repeats", "2", "grpo.max_completion_length=96",
+        "user_model.kind=scripted", "user_model.max_turns=2", "env.tiers=[easy, medium, hard]",
+    ]  # fmt: skip
+    report = json.loads(cli(*common, "--out", str(tmp_path / "report.json")).stdout)
+    assert report["n"] == len(rows) and set(report["pass^k"]) == set(report["pass@k"]) == {"1", "2"}
+    assert report["by_ambiguity_type"]["missing_constraint"]["pass^k"] == report["pass^k"]
+    episodes = (tmp_path / "report.episodes.jsonl").read_text().splitlines()
+    assert [json.loads(line)["repeat"] for line in episodes] == [0, 0, 1, 1]
+    assert json.loads(cli(*common).stdout) == report
+
+
 def test_killed_server_stops_training_with_a_clear_error_and_intact_checkpoint(server):
     cfg = server["cfg"]
     run_dir = server["run_dir"] / "killed"

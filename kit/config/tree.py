@@ -228,6 +228,10 @@ class RunConfig:
     # How many validation tasks (env.eval_file) an evaluation takes: kit train's before and after
     # (0 skips them) and `kit eval`'s default (0: every task of the file).
     eval_tasks: int = 0
+    # Episodes per task in each of those evaluations (`kit eval --repeats`). 1: one greedy episode, the
+    # success rate. K > 1: K episodes sampled at grpo.temperature (seeded from run.seed and the repeat),
+    # reported as pass^k and pass@k for k = 1..K besides the success rate (kit.train.success_rates).
+    eval_repeats: int = 1
     # Also evaluate them every N GRPO steps (0: only before and after): the held-out curve.
     eval_every: int = 0
     # Continue the run in output_dir from its newest complete checkpoint (`kit train --resume`).
@@ -422,7 +426,23 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
             f"user_model.max_turns must be 1 or more and user_model.timeout above 0; got {user.max_turns} "
             f"and {user.timeout}."
         )
-    return KitConfig(**sections, grpo=GRPOArgs(grpo, "grpo"), recipe=recipe)
+    grpo_args = GRPOArgs(grpo, "grpo")
+    _check_eval_repeats(sections["run"].eval_repeats, grpo_args)
+    return KitConfig(**sections, grpo=grpo_args, recipe=recipe)
+
+
+def _check_eval_repeats(repeats: int, grpo: GRPOArgs) -> None:
+    if repeats < 1:
+        raise ConfigError(
+            f"run.eval_repeats (kit eval --repeats) is {repeats}; it must be 1 (one greedy episode per task) "
+            "or more (that many sampled episodes per task, for pass^k)."
+        )
+    if repeats > 1 and grpo.temperature <= 0:
+        raise ConfigError(
+            f"run.eval_repeats is {repeats} but grpo.temperature is {grpo.temperature}: the repeats sample "
+            "at grpo.temperature, and greedy repeats would all be the same episode. Set grpo.temperature "
+            "above 0, or run.eval_repeats=1."
+        )
 
 
 def load_config(recipe: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> KitConfig:

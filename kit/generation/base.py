@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import zlib
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
 class Sampling:
     """Sampling settings; temperature 0 means greedy. `ignore_eos`: sample the whole token budget, past
-    the end-of-sequence token (generation.ignore_eos)."""
+    the end-of-sequence token (generation.ignore_eos). `seed`: sample reproducibly (`request_seed`);
+    None draws from the generator's own random stream."""
 
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
     repetition_penalty: float = 1.0
     ignore_eos: bool = False
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, grpo: Any, ignore_eos: bool, seed: int | None = None) -> Sampling:
+        """The sampling GRPO's rollouts use: `grpo` is TRL's GRPOConfig or the recipe's `grpo` section."""
+        return cls(grpo.temperature, grpo.top_p, grpo.top_k or 0, grpo.repetition_penalty, ignore_eos, seed)
+
+    def request_seed(self, prompt_ids: Sequence[int]) -> int | None:
+        """The seed of the request that continues `prompt_ids`: `seed` mixed with the prompt, so that each
+        request draws its own random numbers (a conversation's second turn not its first's), the same
+        ones whatever order a server answers them in. None when unseeded."""
+        if self.seed is None:
+            return None
+        return zlib.crc32(array("q", [self.seed, *prompt_ids]).tobytes())
 
 
 @dataclass

@@ -26,7 +26,7 @@ class VLLMColocateGenerator:
 
         outputs = self.llm.generate(
             [TokensPrompt(prompt_token_ids=p) for p in prompts],
-            [_params(budget, sampling) for budget in max_tokens],
+            [_params(p, budget, sampling) for p, budget in zip(prompts, max_tokens, strict=True)],
             use_tqdm=False,
         )
         return [_completion(output) for output in outputs]
@@ -45,7 +45,9 @@ class VLLMColocateGenerator:
             request_id = f"kit-{next(self._request_ids)}"
             keys[request_id] = key
             prompt, budget = request
-            engine.add_request(request_id, TokensPrompt(prompt_token_ids=prompt), _params(budget, sampling))
+            engine.add_request(
+                request_id, TokensPrompt(prompt_token_ids=prompt), _params(prompt, budget, sampling)
+            )
 
         try:
             for key, request in first.items():
@@ -62,11 +64,12 @@ class VLLMColocateGenerator:
             raise
 
 
-def _params(budget: int, sampling: Sampling):
+def _params(prompt: list[int], budget: int, sampling: Sampling):
     from vllm import SamplingParams
 
     return SamplingParams(
         max_tokens=budget,
+        seed=sampling.request_seed(prompt),
         temperature=max(sampling.temperature, 0.0),
         top_p=sampling.top_p,
         top_k=sampling.top_k if sampling.top_k > 0 else -1,

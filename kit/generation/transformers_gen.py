@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import torch
 
 from kit.generation.base import Completion, Sampling
 from kit.models import generation_model
+
+
+@contextmanager
+def seeded(seed: int | None, device: torch.device) -> Iterator[None]:
+    """Torch's random stream set to `seed` inside, and put back as it was after, so that a seeded
+    evaluation inside training leaves the trainer's stream where it was. No change when `seed` is None."""
+    if seed is None:
+        yield
+        return
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(seed)
+        yield
 
 
 def context_length(model) -> int | None:
@@ -67,23 +79,26 @@ class TransformersGenerator:
             attention[row, width - len(prompt) :] = 1
         greedy = sampling.temperature <= 0
         longest = max(max_tokens)
-        out = model.generate(
-            input_ids=input_ids.to(device),
-            attention_mask=attention.to(device),
-            max_new_tokens=longest,
-            min_new_tokens=longest if sampling.ignore_eos else None,  # no stop token before the budget
-            do_sample=not greedy,
-            temperature=None if greedy else sampling.temperature,
-            top_p=None if greedy else sampling.top_p,
-            top_k=None if greedy else (sampling.top_k or None),
-            repetition_penalty=sampling.repetition_penalty,
-            pad_token_id=self.pad_token_id,
-            eos_token_id=self.eos_token_ids,
-            # Trainers switch config.use_cache off for training; generation needs the KV cache.
-            use_cache=True,
-            output_scores=True,
-            return_dict_in_generate=True,
-        )
+        # One seed for the batch: its prompts together pick it, so the same batch samples the same tokens.
+        seed = sampling.request_seed([token for prompt in prompts for token in prompt])
+        with seeded(seed, device):
+            out = model.generate(
+                input_ids=input_ids.to(device),
+                attention_mask=attention.to(device),
+                max_new_tokens=longest,
+                min_new_tokens=longest if sampling.ignore_eos else None,  # no stop token before the budget
+                do_sample=not greedy,
+                temperature=None if greedy else sampling.temperature,
+                top_p=None if greedy else sampling.top_p,
+                top_k=None if greedy else (sampling.top_k or None),
+                repetition_penalty=sampling.repetition_penalty,
+                pad_token_id=self.pad_token_id,
+                eos_token_id=self.eos_token_ids,
+                # Trainers switch config.use_cache off for training; generation needs the KV cache.
+                use_cache=True,
+                output_scores=True,
+                return_dict_in_generate=True,
+            )
         new_tokens = out.sequences[:, width:]
         # `scores` are the processed logits (after temperature, top-k, top-p): what was sampled from. Step by
         # step, only the sampled tokens' logprobs are kept: a (batch, steps, vocabulary) tensor is gigabytes.

@@ -153,6 +153,8 @@ class VLLMServerClient:
             "return_tokens_as_token_ids": True,
             **self.extra_body,
         }
+        if (seed := sampling.request_seed(prompt_ids)) is not None:
+            payload["seed"] = seed
         choice = self._request("POST", "/v1/completions", json=payload).json()["choices"][0]
         token_ids = list(choice["token_ids"])
         logprobs = [float("nan") if lp is None else lp for lp in choice["logprobs"]["token_logprobs"]]

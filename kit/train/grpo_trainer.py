@@ -159,10 +159,7 @@ class KitRollout:
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: GRPOTrainer) -> dict[str, list]:
         args = trainer.args
         tasks = [self._task(p) for p in prompts]
-        sampling = Sampling(
-            args.temperature, args.top_p, args.top_k or 0, args.repetition_penalty,
-            self.cfg.generation.ignore_eos,
-        )  # fmt: skip
+        sampling = Sampling.of(args, self.cfg.generation.ignore_eos)
         started = time.perf_counter()
         episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
         return {

@@ -1,7 +1,7 @@
 """`kit train`: the whole job a recipe describes, start to finish.
 
     job = TrainingJob(cfg)       # run folder, [vLLM server], tokenizer, environment, tasks, policy
-    job.evaluate("base")         # greedy success on the validation tasks
+    job.evaluate("base")         # success on the validation tasks (greedy; pass^k with run.eval_repeats)
     job.sft()                    # the optional SFT warm-up
     job.evaluate("after_sft")
     job.grpo()                   # TRL's GRPOTrainer with the kit's multi-turn rollout
@@ -143,7 +143,8 @@ class TrainingJob:
         return seconds
 
     def evaluate(self, stage: str) -> Evaluation | None:
-        """Greedy success of the current policy on the validation tasks, stored under `stage`."""
+        """Success of the current policy on the validation tasks (`run.eval_repeats` episodes each),
+        stored under `stage`."""
         if not self.eval_tasks or self._skipped_on_resume(f"{stage}_eval"):
             return None
         started = time.perf_counter()
@@ -230,7 +231,7 @@ class TrainingJob:
             self.train_tasks[: selection.probe_tasks],
             Rollouts.from_config(self.cfg, self.tokenizer, self.env, self.user),
             generator,
-            Sampling(grpo.temperature, grpo.top_p, ignore_eos=self.cfg.generation.ignore_eos),
+            Sampling.of(grpo, self.cfg.generation.ignore_eos),
             grpo.max_completion_length,
             selection.samples,
         )
@@ -376,6 +377,9 @@ def print_summary(summary: dict[str, Any]) -> None:
                 f"{stage:>11}: success {report['success_rate']:.1%} [95% {low:.1%}-{high:.1%}] on "
                 f"{report['n']} validation tasks; {tiers}"
             )
+            if "pass^k" in report:  # run.eval_repeats > 1
+                passes = " ".join(f"{v['rate']:.1%}" for v in report["pass^k"].values())
+                print(f"{'':>11}  pass^k for k = 1..{len(report['pass^k'])}: {passes}")
     if summary.get("reward_first_last"):
         first, last = summary["reward_first_last"]
         steps = summary["grpo_steps"]

@@ -309,7 +309,9 @@ def make_plan(cfg: KitConfig, num_processes: int | None = None, on_gpu: bool | N
     )
     sft = cfg.sft
     plan.add("sft warm-up", f"{sft.num_examples} examples ({', '.join(sft.tiers)})" if sft.enabled else "off")
-    plan.add("run folder", f"{cfg.run.output_dir} (eval tasks before/after: {cfg.run.eval_tasks})")
+    repeats = cfg.run.eval_repeats
+    each = f", {repeats} sampled episodes each (pass^k)" if repeats > 1 else ""
+    plan.add("run folder", f"{cfg.run.output_dir} (eval tasks before/after: {cfg.run.eval_tasks}{each})")
     if cfg.run.resume:
         try:
             checkpoint = check_resume(cfg, RunFolder(cfg.run.output_dir))
