@@ -71,12 +71,13 @@ def _model_dummy(args: argparse.Namespace) -> int:
     return 0
 
 
-def _register_group(sub, name: str, help_text: str, module: str) -> None:
-    """A subcommand group whose own subcommands come from `module.register(subparsers)`."""
+def _register_group(sub, name: str, help_text: str, *modules: str) -> None:
+    """A subcommand group whose own subcommands come from each `module.register(subparsers)`."""
     group = sub.add_parser(name, help=help_text, description=help_text)
     group_sub = group.add_subparsers(dest=f"{name}_command", metavar="COMMAND")
     group_sub.required = True
-    __import__(module, fromlist=["register"]).register(group_sub)
+    for module in modules:
+        __import__(module, fromlist=["register"]).register(group_sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -179,8 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     _register_group(
         sub,
         "user",
-        "simulated users of dialogue tasks: check that one keeps its rules before a run",
+        "simulated users of dialogue tasks: check that one keeps its rules before a run, train a small one",
         "kit.rollout.user_cli",
+        # `train` lives with the trainers: the rollout room may not import kit.train.
+        "kit.train.user_model",
     )
     _register_group(
         sub, "sky", "SkyPilot: validate task YAMLs, print launch commands, run a node's role", "kit.sky.cli"
