@@ -9,6 +9,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 
+def mixed_seed(*numbers: int) -> int:
+    """One 32-bit seed from several integers (a run's seed and a repeat, a seed and a prompt's ids): the
+    same numbers always give the same seed."""
+    return zlib.crc32(array("q", numbers).tobytes())
+
+
 @dataclass(frozen=True)
 class Sampling:
     """Sampling settings; temperature 0 means greedy. `ignore_eos`: sample the whole token budget, past
@@ -33,7 +39,7 @@ class Sampling:
         ones whatever order a server answers them in. None when unseeded."""
         if self.seed is None:
             return None
-        return zlib.crc32(array("q", [self.seed, *prompt_ids]).tobytes())
+        return mixed_seed(self.seed, *prompt_ids)
 
 
 @dataclass

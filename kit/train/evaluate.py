@@ -17,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import zlib
-from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import Any
 from kit.config.tree import ConfigError, KitConfig
 from kit.envs.environment import TaskEnvironment, make_environment
 from kit.episode import Episode, Task, episode_reward, is_success
-from kit.generation.base import Generator, Sampling
+from kit.generation.base import Generator, Sampling, mixed_seed
 from kit.rollout.loop import Rollouts
 from kit.stats import share
 from kit.train.success_rates import rate
@@ -135,7 +133,7 @@ def repeat_sampling(cfg: KitConfig, repeat: int) -> Sampling:
     ignore_eos = cfg.generation.ignore_eos
     if cfg.run.eval_repeats == 1:
         return Sampling(temperature=0.0, ignore_eos=ignore_eos)
-    return Sampling.of(cfg.grpo, ignore_eos, seed=zlib.crc32(array("q", [cfg.run.seed, repeat]).tobytes()))
+    return Sampling.of(cfg.grpo, ignore_eos, seed=mixed_seed(cfg.run.seed, repeat))
 
 
 def evaluate_with_generator(
