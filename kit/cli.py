@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     from kit.dummy_models import ARCHITECTURES
 
     dummy.add_argument("--arch", required=True, choices=list(ARCHITECTURES), help="published architecture")
-    dummy.add_argument("--tiny", action="store_true", help="the same architecture at test size (2 layers)")
+    dummy.add_argument("--tiny", action="store_true", help="the architecture at test size (2-3 layers)")
     dummy.add_argument("--out", help="the folder (default: $KIT_CACHE/models/ARCH[-tiny]-dummy)")
     dummy.set_defaults(func=_model_dummy)
 

