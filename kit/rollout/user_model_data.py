@@ -7,7 +7,7 @@ assistant message is a reply to learn, in one of four situations:
 
 1. asked what the request left out: the row's clarification (`verifier_metadata.clarification`) when it
    carries every held-back detail and invents none, else the intent itself (`original_user_query`);
-2. asked something the intent never says: "I don't know the exact ...";
+2. asked something the intent never says: "I don't know the ...";
 3. told the work is done after the talk gave the policy what it needed: `END_CONVERSATION`;
 4. told the work is done before anything was asked: not over yet, the missing detail.
 
@@ -42,6 +42,9 @@ ASK = (
     "Sorry, I'm not sure what you mean. Could you be more specific?",
     "There is something I need to know first. What exactly do you want me to use here?",
     "Could you give me the missing details for this?",
+    "I want to be precise here: what is the exact {noun}?",
+    "Please give me the exact {noun} so that I change the right thing.",
+    "Which exact {noun} should I put in?",
 )
 """The policy's clarifying questions: `{noun}` is the kind of detail missing."""
 
@@ -60,11 +63,13 @@ UNKNOWABLE = (
 """Questions no intent answers: (what is asked, how the policy asks it)."""
 
 UNKNOWN_REPLIES = (
-    "I don't know the exact {thing}, sorry.",
+    "I don't know the {thing}, sorry.",
     "I don't know the {thing}. I only know what I told you.",
-    "Sorry, I don't know the exact {thing}.",
+    "Sorry, I don't know that.",
     "I'm not sure about the {thing}; I don't know it.",
 )
+"""Replies to what the intent never says; none says "exact", which the policy's questions about held-back
+details say (a user model trained on "I don't know the exact ..." answered "the exact date?" with it)."""
 
 DONE = (
     "Done.",
