@@ -24,9 +24,20 @@ def free_port(span: int = 1) -> int:
     raise RuntimeError("no free local port found")
 
 
+def reachable_host(host: str) -> str:
+    """The address a client on this machine dials for a server bound to `host` (0.0.0.0 and :: are
+    bind-all addresses, not destinations)."""
+    return "127.0.0.1" if host in ("0.0.0.0", "::") else host
+
+
+def local_server_url(host: str, port: int) -> str:
+    """The URL of a server this machine starts on host:port."""
+    return f"http://{reachable_host(host)}:{port}"
+
+
 def port_in_use(host: str, port: int) -> bool:
     """Whether something accepts connections at host:port now."""
-    host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    host = reachable_host(host)
     try:
         socket.create_connection((host, port), timeout=2).close()
     except OSError:

@@ -25,7 +25,11 @@ def _setup(*overrides: str, recipe: str = "cpu_demo", **facts):
         ((), {"on_gpu": False, "num_processes": 1}, "reload"),
         ((), {"on_gpu": True, "num_processes": 1}, "ipc"),
         ((), {"on_gpu": True, "num_processes": 2}, "nccl"),
-        (("generation.server_url=http://10.0.0.5:8000",), {"on_gpu": True, "num_processes": 1}, "nccl"),
+        (
+            ("generation.start_server=false", "generation.server_url=http://10.0.0.5:8000"),
+            {"on_gpu": True, "num_processes": 1},
+            "nccl",
+        ),  # fmt: skip
         (("generation.weight_sync=reload",), {"on_gpu": True, "num_processes": 1}, "reload"),
     ],
     ids=["cpu", "gpu-same-host", "gpu-two-trainers", "gpu-remote-server", "explicit"],
@@ -35,6 +39,15 @@ def test_server_sync_is_chosen_from_the_machine(overrides, facts, sync):
     assert setup.sync == sync and not setup.problems
     # TRL drives the server itself only for NCCL; the kit attaches reload/ipc after TRL's init.
     assert setup.trl_vllm_args()["use_vllm"] is (sync == "nccl")
+
+
+def test_the_server_a_job_starts_is_the_one_it_plans_for():
+    started = _setup("serve.port=8123", "generation.server_url=http://10.0.0.5:8000", sharding="",
+                     on_gpu=True, num_processes=1)  # fmt: skip
+    assert started.server_url == "http://127.0.0.1:8123" and started.sync == "ipc"
+    running = _setup("generation.start_server=false", "serve.port=8123", sharding="", on_gpu=False,
+                     num_processes=1)  # fmt: skip
+    assert running.server_url == load_config("cpu_demo").generation.server_url
 
 
 def test_colocate_and_transformers_have_no_server_sync():
@@ -64,7 +77,8 @@ def test_colocate_and_transformers_have_no_server_sync():
             "TRL's NCCL client sends no API key",
         ),
         (
-            ["generation.mode=server", "generation.weight_sync=ipc", "generation.server_url=http://node0:8000"],
+            ["generation.mode=server", "generation.weight_sync=ipc", "generation.start_server=false",
+             "generation.server_url=http://node0:8000"],
             {"on_gpu": True},
             "needs the server on this host",
         ),

@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 
 from kit.config.tree import ConfigError, KitConfig
 from kit.device import gpu_available
+from kit.net import local_server_url
 from kit.run_folder import process_count
 
 IPC_RECEIVER = "kit.generation.ipc_receiver.IPCWeightReceiver"
@@ -100,9 +101,17 @@ class GenerationSetup:
             raise ConfigError("\n".join(self.problems))
 
 
+def server_url(cfg: KitConfig) -> str:
+    """Where the rollouts' server is: the one the job starts (serve.host/port) with
+    generation.start_server, else generation.server_url."""
+    if cfg.generation.start_server:
+        return local_server_url(cfg.serve.host, cfg.serve.port)
+    return cfg.generation.server_url
+
+
 def _server_sync(cfg: KitConfig, on_gpu: bool, num_processes: int, problems: list[str]) -> str:
     gen = cfg.generation
-    local = is_loopback_url(gen.server_url)
+    local = is_loopback_url(server_url(cfg))
     sync = gen.weight_sync
     if sync == "auto" and not on_gpu:
         sync = "reload"
@@ -181,7 +190,7 @@ def resolve_generation(
             "model is a collective, so training would hang. Use generation.mode=server or colocate."
         )
     return GenerationSetup(
-        gen.mode, on_gpu, num_processes, sync, gen.server_url, gen.server_timeout, tuple(problems)
+        gen.mode, on_gpu, num_processes, sync, server_url(cfg), gen.server_timeout, tuple(problems)
     )
 
 

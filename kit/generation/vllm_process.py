@@ -40,7 +40,7 @@ from kit.generation.server_auth import KEY_ENV, BearerKeyMiddleware
 from kit.generation.setup import server_flags
 from kit.generation.vllm_server import ServerError, VLLMServerClient
 from kit.models import cache_dir, chat_template_file, is_dummy_model, resolve_model
-from kit.net import port_in_use
+from kit.net import local_server_url, port_in_use
 from kit.processes import guarded, start_in_own_group, stop_process_group
 from kit.tool_parsers import serve_args
 
@@ -125,8 +125,7 @@ class VLLMServer:
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
-        return f"http://{host}:{self.port}"
+        return local_server_url(self.host, self.port)
 
     def start(self, timeout: float | None = None) -> VLLMServer:
         """Start the server and wait until it is healthy. It stops when the thread that started it dies,

@@ -82,7 +82,6 @@ class TrainingJob:
             cfg = dataclasses.replace(
                 cfg, generation=dataclasses.replace(cfg.generation, server_url=self.server.url)
             )
-            self.setup = dataclasses.replace(self.setup, server_url=self.server.url)
         self.cfg = cfg
         self.model_dir = resolve_model(cfg.model.name_or_path)
         self.tokenizer = load_tokenizer(cfg.model, self.model_dir)
