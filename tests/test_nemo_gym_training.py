@@ -13,6 +13,7 @@ from tool_models import TASK_OVERRIDES, tool_caller
 
 from kit.config.tree import DEMO_MODEL, load_config
 from kit.envs.environment import make_environment
+from kit.episode import Episode
 from kit.generation.base import Sampling
 from kit.generation.vllm_server import VLLMServerGenerator
 from kit.models import load_tokenizer
@@ -54,7 +55,8 @@ def test_three_paths_give_the_same_episodes_and_rewards(
     caller, shared_server, served_weights, rows, tmp_path
 ):
     """Greedy, on the same rows, model and databases: the in-process environment, the kit's loop on
-    NeMo-Gym's server and NeMo-Gym's agent give token-identical episodes and the same rewards. The small
+    NeMo-Gym's server and NeMo-Gym's agent give token-identical episodes and the same rewards (an episode
+    may split where the server's greedy choice is a near tie, never earlier, and most do not). The small
     caller finds the record but rarely copies its id, so its episodes mostly fail; each path also scores
     the policy's calls followed by the solution's, so that the rewards compared include successes and the
     states the policy's own calls left behind."""
@@ -86,18 +88,37 @@ def test_three_paths_give_the_same_episodes_and_rewards(
             env.close()
     assert len(tasks) == 8 and sum(len(e.tool_calls) for e in episodes["in_process"]) >= 8  # it acts
     assert any(e.reward == 0.0 for e in episodes["in_process"]) and any(completed["in_process"])
-    assert completed["in_process"] == completed["nemo_gym"] == completed["nemo_gym_agent"]
-    for in_process, on_server, by_agent in zip(*episodes.values(), strict=True):
-        tokens = in_process.prompt_ids + in_process.completion_ids
-        assert (
-            on_server.prompt_ids + on_server.completion_ids
-            == tokens
-            == by_agent.prompt_ids + by_agent.completion_ids
-        )
-        assert in_process.env_mask == on_server.env_mask == by_agent.env_mask
+    identical = 0
+    for i, (in_process, on_server, by_agent) in enumerate(zip(*episodes.values(), strict=True)):
         assert all(math.isfinite(lp) for lp in by_agent.logprobs)
-        assert in_process.tool_calls == on_server.tool_calls == by_agent.tool_calls
-        assert in_process.reward == on_server.reward == by_agent.reward
+        if all([agree_until_a_near_tie(in_process, other) for other in (on_server, by_agent)]):
+            identical += 1
+            assert in_process.tool_calls == on_server.tool_calls == by_agent.tool_calls
+            assert in_process.reward == on_server.reward == by_agent.reward
+            assert completed["in_process"][i] == completed["nemo_gym"][i] == completed["nemo_gym_agent"][i]
+    assert identical >= 6, f"only {identical} of 8 episodes are the same on the three paths"
+
+
+# Greedy decoding on a server that batches requests as they arrive and reuses cached prefixes is not
+# bit-reproducible: where the policy's two best tokens are about equally likely, either may come.
+NEAR_TIE = math.log(0.6)  # a token under 60 % leaves another about as likely
+
+
+def agree_until_a_near_tie(a: Episode, b: Episode) -> bool:
+    """True when two episodes are token-identical; False when they split at a token both sampled where the
+    policy was torn between near-equal choices, after agreeing on every token before it. Any other
+    difference (a prompt, an observation, a confident token) fails the test."""
+    tokens_a, tokens_b = a.prompt_ids + a.completion_ids, b.prompt_ids + b.completion_ids
+    split = next((i for i, (x, y) in enumerate(zip(tokens_a, tokens_b, strict=False)) if x != y), None)
+    if split is None:
+        assert tokens_a == tokens_b and a.env_mask == b.env_mask
+        return True
+    at = split - len(a.prompt_ids)
+    assert at >= 0 and a.prompt_ids == b.prompt_ids, "the prompts differ"
+    assert a.env_mask[: at + 1] == b.env_mask[: at + 1] and a.env_mask[at] == 1, "an observation differs"
+    chances = a.logprobs[at], b.logprobs[at]
+    assert max(chances) < NEAR_TIE and abs(chances[0] - chances[1]) < 0.1, f"split at a sure token: {chances}"
+    return False
 
 
 def test_grpo_trains_on_episodes_nemo_gym_s_agent_ran(caller, shared_server, served_weights, rows, tmp_path):

@@ -215,9 +215,10 @@ def test_scoring_skips_padding_columns_and_keeps_trls_logprobs_and_gradient(plug
     assert trl_widths == [ids.size(1)] * len(spans)
     assert kit_widths == spans and min(spans) < ids.size(1), "no padding column was skipped"
     # Shifted positions round RoPE's float32 angles differently, more the longer the row: 4e-5 even with
-    # float64 weights on 100-token rows, 1.3e-4 on the ~400-token rows of a search and its answer.
-    torch.testing.assert_close(logps[real], trl_logps[real], rtol=0, atol=3e-4)
-    torch.testing.assert_close(entropies[real], trl_entropies[real], rtol=0, atol=3e-4)
+    # float64 weights on 100-token rows, 1.3e-4 on ~400-token rows, 3.0e-4 on the ~560-token rows of the
+    # find-then-act tasks' searches and answers.
+    torch.testing.assert_close(logps[real], trl_logps[real], rtol=0, atol=1e-3)
+    torch.testing.assert_close(entropies[real], trl_entropies[real], rtol=0, atol=1e-3)
     assert not logps[~real].any()
     torch.testing.assert_close(grads, trl_grads, rtol=0, atol=1e-4 * float(trl_grads.abs().max()))
 
