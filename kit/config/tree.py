@@ -179,6 +179,11 @@ class GenerationConfig:
     # and dummy-weight models (kit.dummy_models), which rarely stop on their own. A turn that runs to
     # its budget ends the episode, so episodes are one turn and call no tool.
     ignore_eos: bool = False
+    # Server mode: seed each GRPO rollout request from run.seed, the step and the episode's row in the
+    # batch (vLLM's per-request seed), so that runs with the same weights and tasks sample the same
+    # episodes (sync against async with grpo_async.max_lag=0, paired benchmarks). False: the server's own
+    # random stream.
+    seed_rollouts: bool = False
 
 
 @dataclass
@@ -220,6 +225,20 @@ class TaskSelectionConfig:
 
 
 @dataclass
+class GRPOAsyncConfig:
+    """One-step-ahead generation in server mode (kit.train.rollouts_ahead): while TRL trains on one batch,
+    the vLLM server already generates the next with the weights before that step, so each batch TRL
+    trains on is up to `max_lag` optimizer steps stale and TRL's importance-sampling correction
+    (grpo.vllm_importance_sampling_*) reweights it. The tasks and their order are those of a
+    synchronous run; the loss, advantages and optimizer stay TRL's."""
+
+    enabled: bool = False
+    # Optimizer steps a batch may be behind the weights it trains: 1 (generation one step ahead) or 0
+    # (synchronous, through the same code path).
+    max_lag: int = 1
+
+
+@dataclass
 class RunConfig:
     """Where the run folder goes and what is measured around training."""
 
@@ -250,6 +269,7 @@ class KitConfig:
     serve: ServeConfig = field(default_factory=ServeConfig)
     sft: SFTWarmupConfig = field(default_factory=SFTWarmupConfig)
     task_selection: TaskSelectionConfig = field(default_factory=TaskSelectionConfig)
+    grpo_async: GRPOAsyncConfig = field(default_factory=GRPOAsyncConfig)
     run: RunConfig = field(default_factory=RunConfig)
     grpo: GRPOArgs = field(default_factory=lambda: GRPOArgs({}, "grpo"))
     recipe: str | None = None
@@ -353,6 +373,7 @@ SECTIONS = {
     "serve": ServeConfig,
     "sft": SFTWarmupConfig,
     "task_selection": TaskSelectionConfig,
+    "grpo_async": GRPOAsyncConfig,
     "run": RunConfig,
 }
 
@@ -425,6 +446,11 @@ def config_from_dict(data: dict[str, Any], recipe: str | None = None) -> KitConf
         raise ConfigError(
             f"user_model.max_turns must be 1 or more and user_model.timeout above 0; got {user.max_turns} "
             f"and {user.timeout}."
+        )
+    if sections["grpo_async"].max_lag not in (0, 1):
+        raise ConfigError(
+            f"grpo_async.max_lag is {sections['grpo_async'].max_lag}; it must be 1 (the next batch generated "
+            "while this one trains) or 0 (synchronous): the kit generates at most one batch ahead."
         )
     grpo_args = GRPOArgs(grpo, "grpo")
     _check_eval_repeats(sections["run"].eval_repeats, grpo_args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -74,19 +74,33 @@ OnCompletion = Callable[[int, Completion], "Request | None"]
 when it has ended."""
 
 
+def sampling_of(sampling: Sampling | Mapping[int, Sampling], key: int) -> Sampling:
+    """The sampling of conversation `key`: `sampling` itself, or its entry when given per conversation."""
+    return sampling[key] if isinstance(sampling, Mapping) else sampling
+
+
 def generate_conversations(
-    generator: Generator, first: dict[int, Request], sampling: Sampling, on_completion: OnCompletion
+    generator: Generator,
+    first: dict[int, Request],
+    sampling: Sampling | Mapping[int, Sampling],
+    on_completion: OnCompletion,
 ) -> None:
     """Run conversations of several requests each, starting with ``first`` (keyed by conversation).
 
     A generator with ``generate_continuously`` sends a conversation's next request as soon as its last
     one is answered, so a long turn of one conversation never holds up the others. Any other generator
-    goes in rounds: every conversation still going gets its next turn in one ``generate`` batch.
+    goes in rounds: every conversation still going gets its next turn in one ``generate`` batch, which
+    takes one sampling for all (so `sampling` per conversation, by key, needs the former).
     """
     continuous = getattr(generator, "generate_continuously", None)
     if continuous is not None:
         continuous(first, sampling, on_completion)
         return
+    if isinstance(sampling, Mapping):
+        raise TypeError(
+            f"{type(generator).__name__} samples a batch with one sampling; sampling per conversation "
+            "(generation.seed_rollouts) needs the vLLM server's generator."
+        )
     pending = dict(first)
     while pending:
         keys = list(pending)

@@ -12,6 +12,9 @@ Weight sync, per mode:
 - server: `auto` picks `reload` on CPU (safetensors + `reload_weights`), `ipc` on a GPU with the server
   on the same host and one trainer process (CUDA IPC handles, no copy), else `nccl` (TRL's
   NCCL weight-transfer engine, servers on other GPUs or nodes).
+
+`grpo_async` (generation one step ahead of training, kit.train.rollouts_ahead) is decided here too: only
+a server generates while the trainer trains, so the other modes refuse it.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ class GenerationSetup:
     server_url: str
     server_timeout: float
     problems: tuple[str, ...] = field(default=())
+    # grpo_async: the most optimizer steps a batch may be behind the weights it trains (0 or 1); None: off.
+    async_lag: int | None = None
 
     @property
     def trl_drives_vllm(self) -> bool:
@@ -93,7 +98,12 @@ class GenerationSetup:
             "ipc": "CUDA IPC handles, same GPU",
             "nccl": "NCCL weight transfer (TRL)",
         }[self.sync or "nccl"]
-        return f"vLLM server at {self.server_url}; weight sync: {self.sync} ({how})"
+        line = f"vLLM server at {self.server_url}; weight sync: {self.sync} ({how})"
+        if self.async_lag == 1:
+            line += "; rollouts one step ahead of training (grpo_async, max lag 1)"
+        elif self.async_lag == 0:
+            line += "; grpo_async with max lag 0 (synchronous)"
+        return line
 
     def check(self) -> None:
         """Raise ConfigError listing every refused combination."""
@@ -189,9 +199,59 @@ def resolve_generation(
             "different numbers of generate() calls in multi-turn rollouts, and each call of a sharded "
             "model is a collective, so training would hang. Use generation.mode=server or colocate."
         )
+    if gen.seed_rollouts and (gen.mode != "server" or cfg.rollout.agent != "kit"):
+        problems.append(
+            "generation.seed_rollouts seeds the kit's requests to a vLLM server (one seed per request); "
+            f"generation.mode={gen.mode} with rollout.agent={cfg.rollout.agent} sends none. Use "
+            "generation.mode=server with rollout.agent=kit, or drop generation.seed_rollouts."
+        )
+    async_lag = _async_lag(cfg, problems) if cfg.grpo_async.enabled else None
     return GenerationSetup(
-        gen.mode, on_gpu, num_processes, sync, server_url(cfg), gen.server_timeout, tuple(problems)
+        gen.mode, on_gpu, num_processes, sync, server_url(cfg), gen.server_timeout, tuple(problems), async_lag
     )
+
+
+def _async_lag(cfg: KitConfig, problems: list[str]) -> int:
+    """grpo_async's bound on a batch's staleness, with the refusals of what cannot generate ahead."""
+    mode, grpo, lag = cfg.generation.mode, cfg.grpo, cfg.grpo_async.max_lag
+    why = {
+        "transformers": "the policy generates with its own weights in the trainer process, so nothing "
+        "could generate while the same model trains",
+        "colocate": "the colocated vLLM engine runs in the trainer's process on the trainer's GPU, and TRL "
+        "loads its weights there before each step's rollouts, so generation could only take turns with "
+        "training, not overlap it",
+    }
+    if mode in why:
+        problems.append(
+            f"grpo_async.enabled with generation.mode={mode}: {why[mode]}. Use generation.mode=server (a "
+            "vLLM server on its own GPUs, or generation.start_server=true), or set grpo_async.enabled=false."
+        )
+    if cfg.rollout.agent != "kit":
+        problems.append(
+            "grpo_async.enabled with rollout.agent=nemo_gym: NeMo-Gym's agent sends the policy's requests "
+            "itself, so a stopped job could not abort the batch generating ahead. Use rollout.agent=kit."
+        )
+    if lag > 0 and not grpo.vllm_importance_sampling_correction:
+        problems.append(
+            "grpo_async.enabled with grpo.vllm_importance_sampling_correction=false: a batch generated ahead "
+            "comes from the weights before the step that trains it, and without TRL's importance-sampling "
+            "correction the loss would take it as on-policy. Leave the correction on (its mode and clip are "
+            "grpo.vllm_importance_sampling_mode, _clip_min, _clip_max) or set grpo_async.max_lag=0."
+        )
+    if grpo.num_iterations != 1:
+        problems.append(
+            f"grpo_async.enabled with grpo.num_iterations={grpo.num_iterations}: TRL trains that many "
+            "optimizer steps on each batch, so a batch generated one batch ahead would be that many steps "
+            "stale, more than grpo_async.max_lag allows. Set grpo.num_iterations=1."
+        )
+    spread = grpo.steps_per_generation, grpo.generation_batch_size
+    if spread != (None, None) and spread[0] != grpo.gradient_accumulation_steps:
+        problems.append(
+            "grpo_async.enabled with grpo.steps_per_generation or grpo.generation_batch_size set: the kit "
+            "generates ahead one batch per optimizer step, TRL's default (steps_per_generation equal to "
+            "gradient_accumulation_steps). Leave both unset."
+        )
+    return lag
 
 
 def server_flags(cfg: KitConfig, on_gpu: bool) -> list[str]:

@@ -3,13 +3,20 @@
 Generation goes through `/v1/completions` with token-id prompts (`return_token_ids`,
 `return_tokens_as_token_ids`), so the rollout gets back exactly the sampled ids and their logprobs,
 with no decode/re-encode round trip. Every request has a timeout and a bounded retry: a server that
-died is reported within seconds, never waited on forever.
+died is reported within seconds, never waited on forever. `VLLMServerClient.abort` ends a client's
+requests from another thread (the batch a stopped job was generating ahead): their connections close,
+and vLLM aborts a request whose client has gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
+import threading
 import time
+import weakref
+from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -17,7 +24,7 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 
-from kit.generation.base import Completion, OnCompletion, Request, Sampling
+from kit.generation.base import Completion, OnCompletion, Request, Sampling, sampling_of
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +35,45 @@ POOL_SIZE = 64
 
 class ServerError(RuntimeError):
     """The vLLM server is unreachable or answered with an error."""
+
+
+class RequestsAborted(ServerError):
+    """The client's requests were aborted (`VLLMServerClient.abort`)."""
+
+
+class _Tracked:
+    """Mixed into urllib3's connection pools: keeps every connection the pool opens in `opened`."""
+
+    opened: weakref.WeakSet
+
+    def _new_conn(self):
+        connection = super()._new_conn()
+        self.opened.add(connection)
+        return connection
+
+
+class _AbortableAdapter(HTTPAdapter):
+    """requests' adapter, knowing every connection it opened, idle or in use, so that another thread can
+    shut their sockets down: a request blocked on its answer then fails at once."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.opened: weakref.WeakSet = weakref.WeakSet()
+        super().__init__(**kwargs)
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        pools = self.poolmanager.pool_classes_by_scheme
+        self.poolmanager.pool_classes_by_scheme = {
+            scheme: type(f"Tracked{pool.__name__}", (_Tracked, pool), {"opened": self.opened})
+            for scheme, pool in pools.items()
+        }
+
+    def shut_down_sockets(self) -> None:
+        """Shut every open connection's socket (a blocked read returns at once)."""
+        for connection in list(self.opened):
+            if (sock := getattr(connection, "sock", None)) is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
 
 def _log_tail(log_file: Path | None, lines: int = 25) -> str:
@@ -57,9 +103,10 @@ class VLLMServerClient:
         self.session = requests.Session()
         # One pooled connection per concurrent request (VLLMServerGenerator sends up to 64 at once);
         # requests' default pool of 10 would open and drop a connection for each of the others.
-        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=POOL_SIZE)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
+        self._adapter = _AbortableAdapter(pool_connections=1, pool_maxsize=POOL_SIZE)
+        self.session.mount("http://", self._adapter)
+        self.session.mount("https://", self._adapter)
+        self._aborted = threading.Event()
         if api_key:
             self.session.headers["Authorization"] = f"Bearer {api_key}"
         self._card: dict[str, Any] | None = None
@@ -72,11 +119,15 @@ class VLLMServerClient:
         url = f"{self.base_url}{path}"
         retries = self.retries
         for attempt in range(retries + 1):
+            if self._aborted.is_set():
+                raise RequestsAborted(f"the requests to {self.base_url} were aborted ({path} not sent)")
             try:
                 response = self.session.request(
                     method, url, timeout=(5, timeout or self.request_timeout), **kwargs
                 )
             except (requests.ConnectionError, requests.Timeout) as err:
+                if self._aborted.is_set():
+                    raise RequestsAborted(f"the request to {self.base_url}{path} was aborted") from err
                 if attempt == retries:
                     raise ServerError(
                         f"vLLM server at {self.base_url} is unreachable ({type(err).__name__} on {path} "
@@ -99,6 +150,12 @@ class VLLMServerClient:
                 )
             return response
         raise AssertionError("unreachable")
+
+    def abort(self) -> None:
+        """Fail this client's requests, those in flight and any later one, from any thread: their
+        connections are shut, so vLLM aborts what they asked for. A client stays aborted."""
+        self._aborted.set()
+        self._adapter.shut_down_sockets()
 
     def is_healthy(self) -> bool:
         try:
@@ -242,15 +299,23 @@ class VLLMServerGenerator:
         return [completions[key] for key in range(len(prompts))]
 
     def generate_continuously(
-        self, first: dict[int, Request], sampling: Sampling, on_completion: OnCompletion
+        self,
+        first: dict[int, Request],
+        sampling: Sampling | Mapping[int, Sampling],
+        on_completion: OnCompletion,
     ) -> None:
         """Send a conversation's next request as soon as its last one is answered (`on_completion` runs
-        in this thread, so sandboxes and the tokenizer are never shared across threads)."""
+        in this thread, so sandboxes and the tokenizer are never shared across threads). `sampling` may
+        be given per conversation, by key."""
         workers = max(1, min(self.concurrency, len(first)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
+
+            def send(key: int, request: Request) -> Future[Completion]:
+                prompt, budget = request
+                return pool.submit(self.client.complete, prompt, budget, sampling_of(sampling, key))
+
             pending: dict[Future[Completion], int] = {
-                pool.submit(self.client.complete, prompt, budget, sampling): key
-                for key, (prompt, budget) in first.items()
+                send(key, request): key for key, request in first.items()
             }
             try:
                 while pending:
@@ -258,8 +323,7 @@ class VLLMServerGenerator:
                     for future in done:
                         key = pending.pop(future)
                         if (request := on_completion(key, future.result())) is not None:
-                            prompt, budget = request
-                            pending[pool.submit(self.client.complete, prompt, budget, sampling)] = key
+                            pending[send(key, request)] = key
             except BaseException:
                 for future in pending:
                     future.cancel()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -150,7 +151,7 @@ def _user_view(episode: Episode) -> list[dict[str, str]]:
 def run_episodes(
     tasks: list[Task],
     generator: Generator,
-    sampling: Sampling,
+    sampling: Sampling | Mapping[int, Sampling],
     parser: ToolCallParser,
     encoder: ToolMessageEncoder,
     env: TaskEnvironment,
@@ -158,7 +159,8 @@ def run_episodes(
     user=None,
 ) -> list[Episode]:
     """Run one episode per task in a fresh sandbox of `env`, and score it there; `user` (a
-    `kit.rollout.user_simulators.UserSimulator`) answers dialogue tasks.
+    `kit.rollout.user_simulators.UserSimulator`) answers dialogue tasks. `sampling` may be given per
+    episode, by its index in `tasks` (a generator with `generate_continuously` only).
 
     Within a policy turn, an episode's next model call is requested as soon as its tool results are in
     (continuous batching, where the generator supports it; else in rounds of the episodes still going).
@@ -320,10 +322,15 @@ class Rollouts:
         return cls(cfg.rollout, tokenizer, env, user, cfg.user_model.max_turns)
 
     def run(
-        self, tasks: list[Task], generator: Generator, sampling: Sampling, max_tokens: int
+        self,
+        tasks: list[Task],
+        generator: Generator,
+        sampling: Sampling | Mapping[int, Sampling],
+        max_tokens: int,
     ) -> list[Episode]:
-        """One episode per task; `max_tokens` is each episode's completion budget over all its turns,
-        tool results and user replies included."""
+        """One episode per task (`sampling` for all, or per episode by its index in `tasks`);
+        `max_tokens` is each episode's completion budget over all its turns, tool results and user
+        replies included."""
         settings = RolloutSettings.of(self.cfg, max_tokens, self.max_user_turns)
         return run_episodes(
             tasks, generator, sampling, self.parser, self.encoder, self.env, settings, self.user

@@ -7,12 +7,15 @@ GRPO itself is TRL's. The kit plugs in through TRL's public extension points:
   episode statistics and the rollout's wall time go out through TRL's `log_metric` reward kwarg;
 - callbacks: metrics.jsonl in the run folder.
 The private parts of TRL it still needs are listed, with why, in `kit.train.trl_internals`. How rollouts
-are generated and synced is decided once, by `kit.generation.setup.resolve_generation`.
+are generated and synced is decided once, by `kit.generation.setup.resolve_generation`; with
+`grpo_async` the rollout generates one batch ahead (kit.train.rollouts_ahead).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import json
 import logging
 import time
@@ -26,7 +29,7 @@ from trl import GRPOConfig, GRPOTrainer
 from kit.config.tree import KitConfig
 from kit.envs.environment import TaskEnvironment
 from kit.episode import Episode, Task, episode_reward, is_success
-from kit.generation.base import Generator, Sampling
+from kit.generation.base import Generator, Sampling, mixed_seed
 from kit.generation.setup import GenerationSetup, resolve_generation
 from kit.generation.transformers_gen import TransformersGenerator, context_length
 from kit.generation.vllm_server import VLLMServerGenerator, connect_to_server
@@ -37,6 +40,7 @@ from kit.rollout.loop import Rollouts
 from kit.rollout.user_rules import RULES
 from kit.run_folder import RunFolder
 from kit.train import trl_internals
+from kit.train.rollouts_ahead import AheadSampler, RolloutsAhead
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +78,14 @@ class KitGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args, generator_for: Callable[[KitGRPOTrainer], Generator], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.rollout_func.generator = generator_for(self)
+        self.rollout_func.attach(self, generator_for(self))
+
+    def train(self, *args, **kwargs):
+        """TRL's training; however it ends, no batch is left generating ahead (grpo_async)."""
+        try:
+            return super().train(*args, **kwargs)
+        finally:
+            self.rollout_func.close()
 
     def add_callback(self, callback) -> None:
         """Add a callback; one that draws its own progress (`replaces_progress_display`, such as
@@ -151,17 +162,47 @@ class KitRollout:
         self.by_prompt = {prompt_key(t.messages): t for t in tasks}
         self.rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
         self.run = run
-        self.generator: Generator | None = None  # set by KitGRPOTrainer when it is built
+        # Set by KitGRPOTrainer when it is built (`attach`); `ahead` by build_trainer with grpo_async.
+        self.generator: Generator | None = None
+        self.sampling = Sampling()
+        self.max_tokens = 0
+        self.first_row = 0
+        self.ahead: RolloutsAhead | None = None
+
+    def attach(self, trainer: GRPOTrainer, generator: Generator) -> None:
+        """Generate with `generator` as `trainer`'s arguments say (sampling, completion budget)."""
+        args = trainer.args
+        self.generator = generator
+        self.sampling = Sampling.of(args, self.cfg.generation.ignore_eos)
+        self.max_tokens = args.max_completion_length
+        self.first_row = (
+            trainer.accelerator.process_index * args.per_device_train_batch_size * args.steps_per_generation
+        )
 
     def _task(self, prompt: list[dict[str, Any]]) -> Task:
         return self.by_prompt[prompt_key(prompt)]
 
+    def episodes(self, tasks: list[Task], step: int, generator: Generator) -> list[Episode]:
+        """The episodes of the batch of `tasks` that trains optimizer step `step`; with
+        generation.seed_rollouts each request is seeded from run.seed, the step and the episode's row."""
+        sampling: Sampling | dict[int, Sampling] = self.sampling
+        if self.cfg.generation.seed_rollouts:
+            seed = self.cfg.run.seed
+            sampling = {
+                i: dataclasses.replace(self.sampling, seed=mixed_seed(seed, step, self.first_row + i))
+                for i in range(len(tasks))
+            }
+        return self.rollouts.run(tasks, generator, sampling, self.max_tokens)
+
     def __call__(self, prompts: list[list[dict[str, Any]]], trainer: GRPOTrainer) -> dict[str, list]:
-        args = trainer.args
         tasks = [self._task(p) for p in prompts]
-        sampling = Sampling.of(args, self.cfg.generation.ignore_eos)
-        started = time.perf_counter()
-        episodes = self.rollouts.run(tasks, self.generator, sampling, args.max_completion_length)
+        step = trainer.state.global_step
+        if self.ahead is None:
+            started = time.perf_counter()
+            episodes = self.episodes(tasks, step, self.generator)
+            seconds, ahead_metrics = time.perf_counter() - started, {}
+        else:
+            episodes, seconds, ahead_metrics = self.ahead.batch(tasks, step, trainer.state.max_steps)
         return {
             "prompt_ids": [e.prompt_ids for e in episodes],
             "completion_ids": [e.completion_ids for e in episodes],
@@ -172,11 +213,30 @@ class KitRollout:
             "env_mask": [[0] * len(e.env_mask) if e.user_breaks else e.env_mask for e in episodes],
             # TRL passes extra fields to the reward functions, a list row by row, anything else to every row.
             "episode": episodes,
-            "rollout_seconds": time.perf_counter() - started,
+            "rollout_seconds": seconds,
+            "ahead_metrics": ahead_metrics,
         }
 
+    def wait_idle(self) -> None:
+        """Return once no batch generates ahead (grpo_async), so the server is free for other work."""
+        if self.ahead is not None:
+            self.ahead.wait_idle()
+
+    def close(self) -> None:
+        """Abort and join a batch generating ahead, if any (grpo_async)."""
+        if self.ahead is not None:
+            self.ahead.close()
+
     def outcome(
-        self, prompts, completions, episode, rollout_seconds, log_metric=None, trainer_state=None, **_
+        self,
+        prompts,
+        completions,
+        episode,
+        rollout_seconds,
+        ahead_metrics,
+        log_metric=None,
+        trainer_state=None,
+        **_,
     ):
         """Outcome reward: 1.0 when the episode's calls leave the sandbox in the ground truth's state;
         None (no reward: TRL leaves the episode out) when its simulated user broke a rule."""
@@ -189,11 +249,14 @@ class KitRollout:
                 **user_metrics(tasks, episodes),
             }.items():
                 log_metric(name, value)
-            # Generation, tool calls and scoring of the batch, weight sync excluded: this process's share.
+            # Generation, tool calls and scoring of the batch, weight sync excluded: this process's share
+            # (with grpo_async, mostly while the step before trained).
             seconds = rollout_seconds[0]
             log_metric("rollout/seconds", seconds)
             sampled = sum(e.generated_tokens for e in episodes)
             log_metric("rollout/sampled_tokens_per_second", sampled / max(seconds, 1e-9))
+            for name, value in ahead_metrics[0].items():
+                log_metric(name, value)
         # A batch's episodes train optimizer step global_step + 1, the step metrics.jsonl logs them under.
         step = trainer_state.global_step + 1 if trainer_state is not None else -1
         self.run.append_trajectories(step, tasks, episodes, rewards)
@@ -299,7 +362,10 @@ def build_trainer(
     setup = setup or resolve_generation(cfg)
     setup.check()
 
-    rollout = KitRollout(cfg, env, tasks, tokenizer, run, user)
+    # With grpo_async the rollouts run in a thread of their own while TRL decodes with `tokenizer`; a
+    # Rust tokenizer used from two threads at once can fail ("Already borrowed"), so they get a copy.
+    rollout_tokenizer = tokenizer if setup.async_lag is None else copy.deepcopy(tokenizer)
+    rollout = KitRollout(cfg, env, tasks, rollout_tokenizer, run, user)
     reward_funcs: list[Callable] = [rollout.outcome]
     for name in cfg.env.shaping_rewards:
         if name not in env.shaping:
@@ -310,7 +376,7 @@ def build_trainer(
     dataset = Dataset.from_list([{"prompt": t.messages} for t in tasks])
     dummy_colocated = setup.mode == "colocate" and is_dummy_model(model.name_or_path)
     with trl_internals.colocated_vllm_loads_dummy_weights() if dummy_colocated else contextlib.nullcontext():
-        return KitGRPOTrainer(
+        trainer = KitGRPOTrainer(
             model=model,
             reward_funcs=reward_funcs,
             args=grpo_args(cfg, run, setup),
@@ -321,3 +387,25 @@ def build_trainer(
             peft_config=peft_config(cfg.model.lora),
             generator_for=lambda trainer: _generator_for(cfg, setup, trainer, tokenizer, run),
         )
+    if setup.async_lag is not None:
+        rollout.ahead = _rollouts_ahead(cfg, setup, trainer, tasks, run)
+    return trainer
+
+
+def _rollouts_ahead(
+    cfg: KitConfig, setup: GenerationSetup, trainer: KitGRPOTrainer, tasks: list[Task], run: RunFolder
+) -> RolloutsAhead:
+    """grpo_async: the trainer's batches generated ahead from a copy of its sampler, each on a client of
+    its own (so that stopping aborts its requests only), the weights pushed between batches."""
+    args = trainer.args
+    rows = args.per_device_train_batch_size * args.steps_per_generation
+    sampler = AheadSampler(trl_internals.train_sampler(trainer), rows, trainer.accelerator.process_index)
+    return RolloutsAhead(
+        sampler,
+        tasks,
+        trainer.rollout_func.episodes,
+        lambda: VLLMServerGenerator(connect_to_server(cfg.generation, run.server_log)),
+        trl_internals.defer_weight_sync(trainer),
+        setup.async_lag,
+        key_of=lambda task: prompt_key(task.messages),
+    )

@@ -185,6 +185,8 @@ class TrainingJob:
         setup = self.setup
         if setup.mode != "server" or setup.sync not in ("reload", "ipc"):
             return None
+        if self.trainer is not None:  # grpo_async: a batch generating ahead finishes before the push
+            self.trainer.rollout_func.wait_idle()
         client = connect_to_server(self.cfg.generation, self.run.server_log)
         server_sync(setup.sync, self.model, None, client, self.run.path / "weights_sync").sync_weights()
         return VLLMServerGenerator(client)

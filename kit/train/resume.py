@@ -36,7 +36,8 @@ PRETRAINED_WEIGHTS = (
 )
 WEIGHT_FILES = (*PRETRAINED_WEIGHTS, "adapter_model.safetensors", "pytorch_model_fsdp.bin")
 # What may differ between a run and its resumption: how long it trains, how often it saves, and where
-# rollout tokens come from (the policy's weights are the checkpoint's either way). Prefixes of dotted keys.
+# and when rollout tokens come from (the policy's weights are the checkpoint's either way; grpo_async
+# starts a resumed run with a synchronous batch). Prefixes of dotted keys.
 MAY_CHANGE = (
     "run.resume",
     "run.output_dir",
@@ -48,6 +49,7 @@ MAY_CHANGE = (
     "grpo.report_to",
     "generation.",
     "serve.",
+    "grpo_async.",
 )
 _NOT_SET = object()
 

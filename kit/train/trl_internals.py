@@ -22,6 +22,14 @@ changes one of them is caught before a run.
   tokens through `env_mask`. TRL's `_calculate_rewards` then warns with the whole row on every such
   batch, as if a reward function were broken; the kit counts these episodes itself
   (`user/excluded_episodes`) and drops that warning (`quiet_unscorable_row_warning`).
+- `GRPOTrainer._get_train_sampler` and `trl.trainer.utils.RepeatSampler`'s `batch_size`,
+  `mini_repeat_count` and `repeat_count`: with `grpo_async` the kit reads a second copy of the train
+  sampler one batch ahead (`train_sampler`, kit.train.rollouts_ahead.AheadSampler); TRL has no public way
+  to ask which prompts come next. It relies, too, on transformers' `Trainer` resuming at step N by
+  sampling the resumed epoch afresh and skipping the batches of its first N mod (steps per epoch) steps
+  (`_init_training_state`, `_run_epoch`; transformers 5.19).
+- `GRPOTrainer.vllm_generation.sync_weights` once more: with `grpo_async` the kit pushes weights itself,
+  between batches, so TRL's per-step call is made a no-op (`defer_weight_sync`).
 """
 
 from __future__ import annotations
@@ -80,6 +88,35 @@ def wrap_weight_sync(trainer, after: Callable[[], None]) -> None:
     trainer.vllm_generation.sync_weights = sync_weights
 
 
+class _DeferredSync:
+    """What `trainer.vllm_generation` becomes under `defer_weight_sync`: the sync TRL calls does nothing;
+    everything else (its `seconds`, TRL's client) is the real sync's."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+
+    def sync_weights(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def defer_weight_sync(trainer) -> Callable[[], None]:
+    """Make the weight sync TRL's `_generate` calls before each step's rollouts a no-op and return the
+    real one, for the kit to call between batches (kit.train.rollouts_ahead). Call it after
+    `route_weight_sync` or `wrap_weight_sync`."""
+    real = trainer.vllm_generation
+    trainer.vllm_generation = _DeferredSync(real)
+    return real.sync_weights
+
+
+def train_sampler(trainer) -> Any:
+    """A new copy of the trainer's train sampler (TRL's `RepeatSampler`, seeded as the trainer's, so it
+    draws the same rows in the same order)."""
+    return trainer._get_train_sampler(trainer.train_dataset)
+
+
 def colocated_llm(trainer) -> Any:
     """The `vllm.LLM` TRL built in colocate mode, whose weights TRL syncs before each step's rollouts."""
     return trainer.vllm_generation.llm
@@ -117,6 +154,31 @@ def quiet_unscorable_row_warning() -> None:
         trl_logger.addFilter(_UnscorableRowFilter())
 
 
+def _sampler_problems() -> list[str]:
+    """What `train_sampler` and kit.train.rollouts_ahead.AheadSampler read, as TRL and transformers 5.19
+    have it."""
+    from transformers import Trainer
+    from trl import GRPOTrainer
+    from trl.trainer.utils import RepeatSampler
+
+    found = []
+    if "RepeatSampler(" not in inspect.getsource(GRPOTrainer._get_train_sampler):
+        found.append("GRPOTrainer._get_train_sampler no longer builds a RepeatSampler")
+    parameters = inspect.signature(RepeatSampler).parameters
+    if not {"mini_repeat_count", "batch_size", "repeat_count", "seed"} <= set(parameters):
+        found.append(f"trl.trainer.utils.RepeatSampler takes {list(parameters)}")
+    if "torch.randperm(self.num_samples, generator=self.generator)" not in inspect.getsource(RepeatSampler):
+        found.append("RepeatSampler no longer draws each epoch's order from its own generator")
+    resume = inspect.getsource(Trainer._init_training_state) + inspect.getsource(Trainer._run_epoch)
+    for needed in (
+        "self.state.global_step % num_update_steps_per_epoch",
+        "skip_first_batches(train_dataloader, steps_trained_in_current_epoch)",
+    ):
+        if needed not in resume:
+            found.append(f"transformers' Trainer no longer resumes an epoch as read ({needed})")
+    return found
+
+
 def problems() -> list[str]:
     """What in the installed TRL no longer matches the internals above (empty when all do)."""
     import trl
@@ -151,6 +213,7 @@ def problems() -> list[str]:
             found.append(f"GRPOTrainer no longer handles None rewards and env_mask as read ({needed})")
     if UNSCORABLE_ROW_WARNING not in inspect.getsource(GRPOTrainer._calculate_rewards):
         found.append("GRPOTrainer._calculate_rewards no longer warns about rows without rewards as read")
+    found += _sampler_problems()
     if found and trl.__version__ != CHECKED_AGAINST:
         found.append(f"(the kit read these in TRL {CHECKED_AGAINST}; installed: {trl.__version__})")
     return found
