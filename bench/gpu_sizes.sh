@@ -10,9 +10,10 @@ PARTS=${PARTS:-recipe nemotron trl scale}
 SCALE_RUNS=${SCALE_RUNS:-4b-server-full 4b-colocate-lora 1.7b-colocate-full 8b-server-full}
 mkdir -p "$RUNS"
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0
-QWEN=$RUNS/qwen3-4b-dummy NEMOTRON=$RUNS/nemotron-nano-9b-v2-dummy
-python -m kit model dummy --arch qwen3-4b --out "$QWEN" > /dev/null
-python -m kit model dummy --arch nemotron-nano-9b-v2 --out "$NEMOTRON" > /dev/null
+# QWEN / NEMOTRON: dummy folders written elsewhere (a GPU machine without the demo model's wheel)
+QWEN=${QWEN:-$RUNS/qwen3-4b-dummy} NEMOTRON=${NEMOTRON:-$RUNS/nemotron-nano-9b-v2-dummy}
+[ -f "$QWEN/config.json" ] || python -m kit model dummy --arch qwen3-4b --out "$QWEN" > /dev/null
+[ -f "$NEMOTRON/config.json" ] || python -m kit model dummy --arch nemotron-nano-9b-v2 --out "$NEMOTRON" > /dev/null
 for part in $PARTS; do
   echo "$part: $(date -u +%T)"
   case $part in
