@@ -302,3 +302,24 @@ def test_the_resume_plan_is_decided_once_from_the_run_folder(tmp_path):
     assert not more.grpo_done and more.policy_weights("base") == "base"
     assert more.trainer_checkpoint == str(checkpoint)
     assert more.skips("sft") and more.skips("base_eval") and not more.skips("grpo")
+
+
+def test_a_resumed_summary_keeps_the_earlier_stages_and_the_curve_up_to_the_checkpoint(tmp_path):
+    """The held-out curve's points after the checkpoint are measured again by the resumed run; those up
+    to it are kept, as are the stages before GRPO and the chain of resumes."""
+    from kit.train.resume import Checkpoint, ResumePlan
+
+    earlier = {
+        "base": {"success_rate": 0.1}, "after_sft": {"success_rate": 0.2}, "grpo_steps": 6,
+        "seconds": {"base_eval": 5.0, "sft": 9.0, "grpo": 50.0},
+        "held_out_curve": [{"step": 2, "success_rate": 0.3}, {"step": 4, "success_rate": 0.4},
+                           {"step": 6, "success_rate": 0.5}],
+        "resumed_from": [{"checkpoint": "checkpoint-2", "step": 2}],
+    }  # fmt: skip
+    kept = ResumePlan(Checkpoint(tmp_path / "checkpoint-4", 4)).carried_summary(earlier)
+    assert [point["step"] for point in kept["held_out_curve"]] == [2, 4]
+    assert kept["base"] == earlier["base"] and kept["after_sft"] == earlier["after_sft"]
+    assert kept["seconds"] == {"base_eval": 5.0, "sft": 9.0} and "grpo_steps" not in kept
+    assert [r["step"] for r in kept["resumed_from"]] == [2, 4]
+    early = ResumePlan(Checkpoint(tmp_path / "checkpoint-1", 1)).carried_summary(earlier)
+    assert "held_out_curve" not in early

@@ -41,7 +41,7 @@ from kit.rollout.user_simulators import open_user_simulator
 from kit.run_folder import RunFolder, process_count, process_rank
 from kit.train.evaluate import Evaluation, evaluate_model, evaluate_with_generator
 from kit.train.out_of_memory import out_of_memory_advice
-from kit.train.resume import BEFORE_GRPO, plan_resume
+from kit.train.resume import plan_resume
 from kit.versions import versions
 
 log = logging.getLogger(__name__)
@@ -109,24 +109,8 @@ class TrainingJob:
         if is_dummy_model(self.model_dir):
             self.summary["dummy_weights"] = True  # its figures are cost, not learning (kit.dummy_models)
         if self.resume.checkpoint is not None:
-            self._keep_earlier_stages()
+            self.summary.update(self.resume.carried_summary(self.run.read_summary()))
         self.run.write_summary(self.summary)
-
-    def _keep_earlier_stages(self) -> None:
-        """Carry the results of the stages before GRPO (and the generation setup, which GRPO rewrites) over
-        from the killed run's summary.json."""
-        earlier = self.run.read_summary()
-        for stage in ("base", "after_sft", "task_selection", "generation", "generation_mode"):
-            if stage in earlier:
-                self.summary[stage] = earlier[stage]
-        seconds = earlier.get("seconds", {})
-        self.summary["seconds"] = {key: seconds[key] for key in BEFORE_GRPO if key in seconds}
-        checkpoint = self.resume.checkpoint
-        resumes = [
-            *earlier.get("resumed_from", []),
-            {"checkpoint": checkpoint.path.name, "step": checkpoint.step},
-        ]
-        self.summary["resumed_from"] = resumes
 
     def _skipped_on_resume(self, stage: str) -> bool:
         """True (with a log line) when this resumed job skips `stage`, which ran before its checkpoint."""

@@ -185,6 +185,8 @@ def prepare_resume(cfg: KitConfig, run: RunFolder) -> Checkpoint:
 
 # The stages before GRPO: a resumed job has them done already and skips them.
 BEFORE_GRPO = ("base_eval", "sft", "after_sft_eval", "task_selection")
+# The summary's records of those stages, and the generation setup (which GRPO writes again).
+KEPT_ON_RESUME = ("base", "after_sft", "task_selection", "generation", "generation_mode")
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,21 @@ class ResumePlan:
         """Where the policy loads from: the last checkpoint when GRPO is done, else `model_dir` (TRL loads a
         checkpoint's weights itself when GRPO resumes)."""
         return str(self.checkpoint.path) if self.grpo_done and self.checkpoint else model_dir
+
+    def carried_summary(self, earlier: dict[str, Any]) -> dict[str, Any]:
+        """What a resumed job's summary.json keeps from the killed run's (`earlier`): the stages before
+        GRPO with their seconds, the generation setup, the held-out curve up to the checkpoint's step
+        (the steps after it are trained and evaluated again), and the chain of resumes."""
+        kept = {key: earlier[key] for key in KEPT_ON_RESUME if key in earlier}
+        seconds = earlier.get("seconds", {})
+        kept["seconds"] = {key: seconds[key] for key in BEFORE_GRPO if key in seconds}
+        step = self.checkpoint.step
+        curve = [point for point in earlier.get("held_out_curve", []) if point["step"] <= step]
+        if curve:
+            kept["held_out_curve"] = curve
+        this = {"checkpoint": self.checkpoint.path.name, "step": step}
+        kept["resumed_from"] = [*earlier.get("resumed_from", []), this]
+        return kept
 
     @property
     def trainer_checkpoint(self) -> str | None:
