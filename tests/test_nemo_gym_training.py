@@ -102,6 +102,9 @@ def test_three_paths_give_the_same_episodes_and_rewards(
 # Greedy decoding on a server that batches requests as they arrive and reuses cached prefixes is not
 # bit-reproducible: where the policy's two best tokens are about equally likely, either may come.
 NEAR_TIE = math.log(0.6)  # a token under 60 % leaves another about as likely
+# vLLM-CPU computes logits in bf16, which rounds logits of 16-32 to steps of 0.125: the two paths' chosen
+# tokens at a split were seen 0.12 apart in log-probability (0.49 against 0.55).
+TIE_GAP = 0.25
 
 
 def agree_until_a_near_tie(a: Episode, b: Episode) -> bool:
@@ -117,7 +120,8 @@ def agree_until_a_near_tie(a: Episode, b: Episode) -> bool:
     assert at >= 0 and a.prompt_ids == b.prompt_ids, "the prompts differ"
     assert a.env_mask[: at + 1] == b.env_mask[: at + 1] and a.env_mask[at] == 1, "an observation differs"
     chances = a.logprobs[at], b.logprobs[at]
-    assert max(chances) < NEAR_TIE and abs(chances[0] - chances[1]) < 0.1, f"split at a sure token: {chances}"
+    near_tie = max(chances) < NEAR_TIE and abs(chances[0] - chances[1]) < TIE_GAP
+    assert near_tie, f"split at a sure token: {chances}"
     return False
 
 
