@@ -31,7 +31,7 @@ for part in $PARTS; do
       echo "nemotron exit $?" ;;
     trl)  # the kit against TRL's own multi-turn tool loop at 4B, colocated, the same pinned lengths
       # shellcheck disable=SC2086
-      python bench/gpu_step_time.py --base "$QWEN" --runs "${TRL_RUNS:-1}" --steps 4 --variants kit trl-tools \
+      python bench/gpu_step_time.py --base "$QWEN" --runs "${TRL_RUNS:-1}" --steps "${TRL_STEPS:-4}" --variants kit trl-tools \
         --work "$RUNS/step_time_work" --out "$RUNS/gpu_step_time_4b.json" generation.ignore_eos=true \
         'grpo.generation_kwargs={ignore_eos: true}' ${MODEL_EXTRA:-} > "$RUNS/gpu_step_time_4b.log" 2>&1
       echo "trl exit $?" ;;
