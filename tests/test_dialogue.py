@@ -18,13 +18,14 @@ import pytest
 
 from kit.config.tree import ConfigError, UserModelConfig, load_config
 from kit.envs.environment import make_environment
-from kit.episode import Task, episode_reward
+from kit.episode import Episode, Task, episode_reward
 from kit.generation.base import Completion
 from kit.models import load_tokenizer
+from kit.progress import Progress
 from kit.rollout.loop import Rollouts
 from kit.rollout.user_simulators import EndpointUser, ScriptedUser, clarification, judge_reply
 from kit.tool_parsers import ToolCall, load_parser
-from kit.train.evaluate import evaluate_with_generator, free_successes, summarize
+from kit.train.evaluate import evaluate_with_generator, free_successes, repeat_sampling, summarize
 from kit.train.sft import CLARIFYING_QUESTION, demonstration
 
 CLARIFICATION = "I mean task 00000012, the one about the dashboard."
@@ -376,3 +377,39 @@ def test_evaluation_scores_conforming_users_only_and_reports_the_share_without(s
         [],
         [1],
     )
+
+
+def test_progress_sees_each_episode_once_scored_and_ends_at_the_report_s_success(setup):
+    """The rollout loop scores each episode as it ends and reports it to `progress`: one call per episode,
+    the success count so far ending at the evaluation report's, and the episodes of a run without it."""
+    cfg, env, tokenizer, task = setup
+    free = Task(task.messages, task.tools, [], {"id": "free", "tier": "easy"})
+    # A dialogue solved after the user's clarification, a plain task solved, a free success, a plain task
+    # failed, and a dialogue whose user cannot speak (reward None).
+    tasks = [dialogue_of(task), task, free, task, dialogue_of(task, prompt="  ")]
+    turns = [QUESTION, truth_call(task), "Done.", "Done.", "Done.", "Done.", truth_call(task), "Done."]
+    user = ScriptedUser(env.outcome)
+    rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
+    sampling = repeat_sampling(cfg, 0)
+    bar = Progress(len(tasks), "episode")
+    seen: list[tuple[Episode, int]] = []
+
+    def progress(episode: Episode) -> None:
+        assert episode.done and (episode.reward is not None or episode.user_breaks)
+        bar.episode(episode)
+        seen.append((episode, bar.successes))
+
+    episodes = rollouts.run(tasks, ReplayGenerator(tokenizer, turns), sampling, 256, progress)
+    plain = rollouts.run(tasks, ReplayGenerator(tokenizer, turns), sampling, 256)
+    evaluation = evaluate_with_generator(
+        cfg, ReplayGenerator(tokenizer, turns), tokenizer, env, tasks, 256, user
+    )
+
+    assert episodes == plain == evaluation.episodes
+    assert evaluation.rewards == [1.0, 1.0, 1.0, 0.0, None]
+    assert sorted(id(e) for e, _ in seen) == sorted(id(e) for e in episodes)
+    successes = [count for _, count in seen]
+    assert successes == sorted(successes) and successes[-1] == 3
+    report = evaluation.report
+    assert (bar.successes, bar.rewarded) == (round(report["success_rate"] * report["n"]), report["n"])
+    assert bar.text == "5/5 episodes, success 3/4 (75.0%), 1 user-excluded"

@@ -94,7 +94,9 @@ def test_each_online_rule_is_caught_and_a_good_reply_passes():
 
 def test_the_scripted_user_passes_every_check(talks):
     env, tasks = talks
-    report = check_user(ScriptedUser(env.outcome), tasks)
+    checked: list[int] = []
+    report = check_user(ScriptedUser(env.outcome), tasks, progress=lambda: checked.append(1))
+    assert len(checked) == report["rows"] and report == check_user(ScriptedUser(env.outcome), tasks)
     rates = {name: check["rate"] for name, check in report["checks"].items()}
     assert rates == {
         "carries_asked_detail": 1.0,

@@ -10,8 +10,9 @@ user says its stop token, `max_user_turns` policy turns are done, or the budget 
 is checked against the user's rules (kit.rollout.user_rules.reply_breaks); one that breaks a rule ends
 the episode with `user_breaks` set, which keeps it out of training.
 
-At its end each episode is scored by its environment (`TaskEnvironment.score`) while its sandbox is
-alive, as NeMo-Gym's agents call verify, and the sandbox is closed.
+As soon as its end is decided, each episode is scored by its environment (`TaskEnvironment.score`) while
+its sandbox is alive, as NeMo-Gym's agents call verify, and the sandbox is closed: scoring runs in the
+background while the other episodes go on, so an evaluation can show its success so far.
 
 Token-exact: the completion the trainer's loss sees is the concatenation of the ids the generator
 sampled and the ids of the tool and user messages; the model's own ids are never decoded and
@@ -25,8 +26,9 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -157,24 +159,39 @@ def run_episodes(
     env: TaskEnvironment,
     settings: RolloutSettings,
     user=None,
+    progress: Callable[[Episode], None] | None = None,
 ) -> list[Episode]:
     """Run one episode per task in a fresh sandbox of `env`, and score it there; `user` (a
     `kit.rollout.user_simulators.UserSimulator`) answers dialogue tasks. `sampling` may be given per
-    episode, by its index in `tasks` (a generator with `generate_continuously` only).
+    episode, by its index in `tasks` (a generator with `generate_continuously` only). `progress`, if
+    given, is called with each episode once it is scored, in the order they finish, one call at a time
+    (from a worker thread).
 
     Within a policy turn, an episode's next model call is requested as soon as its tool results are in
     (continuous batching, where the generator supports it; else in rounds of the episodes still going).
-    Between policy turns, the user replies of all episodes waiting for one are fetched concurrently, and
-    at the end the episodes are scored concurrently.
+    Between policy turns, the user replies of all episodes waiting for one are fetched concurrently. An
+    episode is scored in the background as soon as it ends; all are scored when this returns.
     """
     context = generator.max_model_len
     sandboxes = [env.new_sandbox(task) for task in tasks]
     episodes = [Episode(prompt_ids=encoder.prompt_ids(task)) for task in tasks]
     conversations = [list(task.messages) for task in tasks]
     calls_this_turn = [0] * len(tasks)
+    pool = ThreadPoolExecutor(max_workers=USER_WORKERS)
+    scoring: list[Future[None]] = []
+    reporting = threading.Lock()
+
+    def score(i: int) -> None:
+        _score(env, tasks[i], episodes[i], sandboxes[i])
+        if progress is not None:
+            with reporting:
+                progress(episodes[i])
 
     def end(i: int, reason: str) -> None:
+        """End episode i and score it. Every end goes through here, after the episode's last sandbox
+        call and last change to its record: its sandbox is closed once scored."""
         episodes[i].end_reason = reason
+        scoring.append(pool.submit(score, i))
 
     def append_observation(i: int, messages: list[dict[str, Any]]) -> bool:
         """Append tool or user messages as observation tokens; False (episode ended) when the model's
@@ -249,7 +266,7 @@ def run_episodes(
             append_observation(i, [message])
 
     going = list(range(len(tasks)))
-    with ThreadPoolExecutor(max_workers=USER_WORKERS) as pool:
+    with pool:
         while going:
             first = {i: request for i in going if (request := next_request(i)) is not None}
             generate_conversations(generator, first, sampling, on_completion)
@@ -272,7 +289,8 @@ def run_episodes(
             for i, reply, view in zip(waiting, replies, views, strict=True):
                 user_turn(i, reply, view)
             going = [i for i in waiting if not episodes[i].done]
-        list(pool.map(lambda i: _score(env, tasks[i], episodes[i], sandboxes[i]), range(len(tasks))))
+        for scored in scoring:
+            scored.result()
     for failure in sorted({e.failure for e in episodes if e.failure}):
         count = sum(e.failure == failure for e in episodes)
         user_fault = any(e.user_breaks for e in episodes if e.failure == failure)
@@ -327,11 +345,12 @@ class Rollouts:
         generator: Generator,
         sampling: Sampling | Mapping[int, Sampling],
         max_tokens: int,
+        progress: Callable[[Episode], None] | None = None,
     ) -> list[Episode]:
         """One episode per task (`sampling` for all, or per episode by its index in `tasks`);
         `max_tokens` is each episode's completion budget over all its turns, tool results and user
-        replies included."""
+        replies included. `progress` is called with each episode once it is scored (`run_episodes`)."""
         settings = RolloutSettings.of(self.cfg, max_tokens, self.max_user_turns)
         return run_episodes(
-            tasks, generator, sampling, self.parser, self.encoder, self.env, settings, self.user
+            tasks, generator, sampling, self.parser, self.encoder, self.env, settings, self.user, progress
         )

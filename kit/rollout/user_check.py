@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,18 +132,19 @@ def check_user(
     user: UserSimulator,
     tasks: list[Task],
     workers: int = USER_WORKERS,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The report of `check_row` over the dialogue rows of `tasks` (rows run `workers` at a time):
     each check's rate with its 95 % interval, the replies' length, and up to three failing replies per
-    check."""
+    check. `progress` is called once per row checked, as each finishes."""
     talks = [t for t in tasks if t.is_dialogue]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        rows = []
-        for verdicts in pool.map(lambda t: check_row(user, t), talks):
-            rows.append(verdicts)
-            if progress is not None:
-                progress(len(rows))
+        checking = [pool.submit(check_row, user, t) for t in talks]
+        if progress is not None:
+            for checked in as_completed(checking):
+                checked.result()
+                progress()
+        rows = [checked.result() for checked in checking]
     checks, examples = {}, {}
     for name, (label, good) in CHECKS.items():
         results = [ok for row in rows for ok in row.passed.get(name, [])]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ def check(args: argparse.Namespace) -> int:
     env.eval_file); exit 2 when the rows hold no dialogue row."""
     from kit.config.tree import ConfigError, load_config
     from kit.envs.environment import make_environment
+    from kit.progress import Progress
     from kit.rollout.user_check import check_user, report_table
     from kit.rollout.user_simulators import open_user_simulator
 
@@ -34,22 +34,17 @@ def check(args: argparse.Namespace) -> int:
                 f"{cfg.env.tiers}. Pass --tasks with NeMo-Gym dialogue rows, or make some with "
                 "`kit env generate --dialogue-share 1.0 --out DIR`."
             )
-        with open_user_simulator(cfg, env.outcome, log_dir) as user:
-            report = check_user(user, tasks, progress=_progress(len(tasks)))
+        with (
+            open_user_simulator(cfg, env.outcome, log_dir) as user,
+            Progress(len(tasks), "row", "check") as bar,
+        ):
+            report = check_user(user, tasks, progress=bar.done)
     report["tasks"] = str(source)
     print(report_table(report))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
-
-
-def _progress(total: int):
-    def show(done: int) -> None:
-        if sys.stderr.isatty():
-            print(f"\r{done}/{total} rows", end="\n" if done == total else "", file=sys.stderr, flush=True)
-
-    return show
 
 
 def register(subparsers: Any) -> None:

@@ -26,6 +26,7 @@ from kit.config.tree import ConfigError, KitConfig
 from kit.envs.environment import TaskEnvironment, make_environment
 from kit.episode import Episode, Task, episode_reward, is_success
 from kit.generation.base import Generator, Sampling, mixed_seed
+from kit.progress import Progress
 from kit.rollout.loop import Rollouts
 from kit.stats import share
 from kit.train.success_rates import rate
@@ -146,14 +147,18 @@ def evaluate_with_generator(
     user=None,
 ) -> Evaluation:
     """The training rollout of `tasks`, `run.eval_repeats` times (`repeat_sampling`), each episode scored
-    once; `user` answers the dialogue tasks."""
+    once; `user` answers the dialogue tasks. A progress bar (`kit.progress`) shows the episodes done of
+    all repeats, the success so far and the time left."""
     rollouts = Rollouts.from_config(cfg, tokenizer, env, user)
     repeats = cfg.run.eval_repeats
-    episodes = [
-        episode
-        for repeat in range(repeats)
-        for episode in rollouts.run(tasks, generator, repeat_sampling(cfg, repeat), max_tokens)
-    ]
+    with Progress(repeats * len(tasks), "episode", desc="eval") as progress:
+        episodes = [
+            episode
+            for repeat in range(repeats)
+            for episode in rollouts.run(
+                tasks, generator, repeat_sampling(cfg, repeat), max_tokens, progress.episode
+            )
+        ]
     rewards = [episode_reward(e) for e in episodes]
     report = summarize(tasks, rewards, free_successes(env, tasks), episodes, repeats)
     if repeats > 1:

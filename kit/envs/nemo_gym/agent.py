@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -182,9 +183,17 @@ class NeMoGymAgentRollouts:
         })  # fmt: skip
         return [environment, model, agent]
 
-    def run(self, tasks: list[Task], generator, sampling: Sampling, max_tokens: int) -> list[Episode]:
+    def run(
+        self,
+        tasks: list[Task],
+        generator,
+        sampling: Sampling,
+        max_tokens: int,
+        progress: Callable[[Episode], None] | None = None,
+    ) -> list[Episode]:
         """One episode per task, run by NeMo-Gym's agent against `generator`'s server (a
-        `VLLMServerGenerator`), scored by NeMo-Gym's verify."""
+        `VLLMServerGenerator`), scored by NeMo-Gym's verify; `progress` is called with each episode as
+        it comes back, as `kit.rollout.loop.Rollouts.run` does."""
         dialogues = [task.info.get("id") for task in tasks if task.is_dialogue]
         if dialogues:
             raise NeMoGymError(
@@ -194,7 +203,11 @@ class NeMoGymAgentRollouts:
             )
         url = self.agent_url(generator.client)
         with ThreadPoolExecutor(max_workers=AGENT_WORKERS) as pool:
-            return list(pool.map(lambda task: self._episode(url, task, sampling, max_tokens), tasks))
+            running = [pool.submit(self._episode, url, task, sampling, max_tokens) for task in tasks]
+            if progress is not None:
+                for finished in as_completed(running):
+                    progress(finished.result())
+            return [finished.result() for finished in running]
 
     def _episode(self, url: str, task: Task, sampling: Sampling, max_tokens: int) -> Episode:
         params = {**task.row["responses_create_params"], "temperature": sampling.temperature,
